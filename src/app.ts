@@ -1,0 +1,129 @@
+// Builds the application: services, then plugins → routes → error and 404 handlers.
+import { randomUUID } from 'node:crypto';
+import cookie from '@fastify/cookie';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { PasswordChecker } from './auth/passwords.ts';
+import { SessionService } from './auth/sessions.ts';
+import { type Clock, systemClock } from './clock.ts';
+import type { Config } from './config.ts';
+import { type Database, openDatabase } from './db/database.ts';
+import { migrate } from './db/migrate.ts';
+import { SessionsRepository } from './db/repositories/sessions.ts';
+import { TasksRepository } from './db/repositories/tasks.ts';
+import { UsersRepository } from './db/repositories/users.ts';
+import { seedDemo } from './db/seed.ts';
+import { authorizationPlugin } from './http/plugins/authorization.ts';
+import { csrfPlugin } from './http/plugins/csrf.ts';
+import { registerDocs } from './http/plugins/docs.ts';
+import { registerErrorHandlers } from './http/plugins/error-handler.ts';
+import { rateLimitPlugin } from './http/plugins/rate-limit.ts';
+import { securityHeadersPlugin } from './http/plugins/security-headers.ts';
+import { sessionPlugin } from './http/plugins/session.ts';
+import { authRoutes } from './http/routes/auth.ts';
+import { healthRoutes } from './http/routes/health.ts';
+import { rateLimitRoutes } from './http/routes/rate-limits.ts';
+import { taskRoutes } from './http/routes/tasks.ts';
+import { SHARED_SCHEMAS } from './http/schemas.ts';
+import type { Services } from './http/services.ts';
+import { validatorCompiler } from './http/validation.ts';
+import { RateLimitEngine } from './rate-limit/engine.ts';
+import { createStore } from './rate-limit/stores/create-store.ts';
+import type { RateLimitStore } from './rate-limit/stores/store.ts';
+
+export interface AppOptions {
+  /** Time for sessions and the rate limiter; tests pass a ManualClock. */
+  readonly clock?: Clock;
+  /** An open database to use (and not close); by default one is opened from the config. */
+  readonly database?: Database;
+  readonly store?: RateLimitStore;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    services: Services;
+    /** True when this start seeded the demo data into an empty database. */
+    seededDemo: boolean;
+  }
+}
+
+const BODY_LIMIT_BYTES = 64 * 1024;
+
+export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
+  const clock = options.clock ?? systemClock;
+  const db = options.database ?? (await openDatabase(config));
+  let seeded = false;
+  await migrate(db, async (connection) => {
+    if (config.seedDemo) seeded = await seedDemo(connection, config.passwordHashCost);
+  });
+  const sessionsRepository = new SessionsRepository(db);
+  const store = options.store ?? createStore(config, clock);
+  const services: Services = {
+    config,
+    clock,
+    db,
+    users: new UsersRepository(db),
+    tasks: new TasksRepository(db),
+    sessionsRepository,
+    sessions: new SessionService(sessionsRepository, {
+      secret: config.sessionSecret,
+      ttlMs: config.sessionTtlMs,
+      cacheMs: config.sessionCacheMs,
+      clock,
+    }),
+    passwords: await PasswordChecker.create(config.passwordHashCost),
+    rateLimit: new RateLimitEngine(config.rateLimits, store),
+    readiness: [],
+  };
+
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      redact: [
+        'req.headers.cookie',
+        'req.headers["x-csrf-token"]',
+        'req.headers.authorization',
+        'res.headers["set-cookie"]',
+      ],
+    },
+    bodyLimit: BODY_LIMIT_BYTES,
+    trustProxy: fastifyTrustProxy(config),
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
+    return503OnClosing: true,
+  });
+  app.decorate('services', services);
+  app.decorate('seededDemo', seeded);
+  // JSON only: any other body type is a 415, not a string for the schema to puzzle over.
+  app.removeContentTypeParser('text/plain');
+  app.setValidatorCompiler(validatorCompiler);
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  app.addHook('onClose', async () => {
+    await store.close();
+    if (!options.database) await db.close();
+  });
+
+  await app.register(cookie);
+  await app.register(securityHeadersPlugin);
+  await app.register(sessionPlugin, { sessions: services.sessions });
+  await app.register(rateLimitPlugin, {
+    engine: services.rateLimit,
+    trustProxy: config.trustProxy,
+    ipv6Prefix: config.rateLimits.ipv6Prefix,
+  });
+  await app.register(csrfPlugin, { secret: config.sessionSecret });
+  await app.register(authorizationPlugin);
+  await registerDocs(app);
+
+  // Handlers first: route plugins registered after them inherit them.
+  registerErrorHandlers(app);
+  for (const routes of [authRoutes, taskRoutes, rateLimitRoutes, healthRoutes])
+    await app.register(routes, { services });
+  return app;
+}
+
+/** Fastify's own view of proxies (request.protocol, request.ip in logs) follows TRUST_PROXY too. */
+function fastifyTrustProxy(config: Config): boolean | string[] | ((address: string, hop: number) => boolean) {
+  const trust = config.trustProxy;
+  if (trust.kind === 'hops') return (_address, hop) => hop < trust.hops;
+  return trust.kind === 'list' ? trust.text.split(',').map((part) => part.trim()) : false;
+}

@@ -1,0 +1,197 @@
+// Reads the environment once, validates every variable, and returns one frozen Config.
+import { randomBytes } from 'node:crypto';
+import { BUDGET_FORM, type Budget, parseBudget } from './rate-limit/budget.ts';
+import { parseTrustProxy, type TrustProxy } from './rate-limit/client-ip.ts';
+
+export type StoreFailureMode = 'local' | 'open' | 'closed';
+
+export interface Config {
+  readonly env: 'development' | 'production' | 'test';
+  readonly host: string;
+  readonly port: number;
+  readonly logLevel: string;
+  readonly dataDir: string;
+  readonly databaseUrl: string | null;
+  readonly seedDemo: boolean;
+  readonly sessionSecret: string;
+  /** True when SESSION_SECRET was not given and a random one was made for this process. */
+  readonly sessionSecretGenerated: boolean;
+  readonly sessionTtlMs: number;
+  /** How long an instance may serve a session from its own cache before asking the database again. */
+  readonly sessionCacheMs: number;
+  /** log2 of scrypt's cost parameter N for new password hashes. */
+  readonly passwordHashCost: number;
+  readonly trustProxy: TrustProxy;
+  readonly rateLimits: {
+    readonly bulk: Budget;
+    readonly authenticated: Budget;
+    readonly unauthenticated: Budget;
+    readonly loginAccount: Budget;
+    readonly loginIp: Budget;
+    readonly ipv6Prefix: number;
+    readonly storeFailure: StoreFailureMode;
+  };
+  readonly redis: {
+    readonly url: string | null;
+    readonly clusterNodes: readonly { host: string; port: number }[] | null;
+    readonly keyPrefix: string;
+    readonly commandTimeoutMs: number;
+  };
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Builds the Config from `env`; throws one ConfigError that names every invalid variable. */
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const read = <T>(name: string, fallback: string, parse: (v: string) => T | null, form: string): T => {
+    const raw = env[name] === undefined || env[name] === '' ? fallback : (env[name] as string);
+    const value = parse(raw);
+    if (value === null) {
+      problems.push(`${name}=${JSON.stringify(raw)} is invalid: expected ${form}`);
+      return undefined as T;
+    }
+    return value;
+  };
+  const optional = <T>(name: string, parse: (v: string) => T | null, form: string): T | null =>
+    env[name] ? read(name, '', parse, form) : null;
+
+  const nodeEnv = read(
+    'NODE_ENV',
+    'development',
+    oneOf(['development', 'production', 'test'] as const),
+    'development, production or test',
+  );
+  const secret = env.SESSION_SECRET ?? '';
+  if (secret && secret.length < 32)
+    problems.push('SESSION_SECRET is too short: expected at least 32 characters');
+  if (!secret && nodeEnv === 'production')
+    problems.push('SESSION_SECRET is required when NODE_ENV=production (at least 32 characters)');
+
+  const config: Config = {
+    env: nodeEnv,
+    host: read('HOST', '127.0.0.1', nonEmpty, 'a host name or address'),
+    port: read('PORT', '3000', integerIn(0, 65535), 'an integer from 0 to 65535'),
+    logLevel: read(
+      'LOG_LEVEL',
+      nodeEnv === 'test' ? 'silent' : 'info',
+      oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+      'fatal, error, warn, info, debug, trace or silent',
+    ),
+    dataDir: read('DATA_DIR', './data', nonEmpty, 'a directory path'),
+    databaseUrl: optional(
+      'DATABASE_URL',
+      urlWith(['postgres:', 'postgresql:']),
+      'postgres://user@host:port/database',
+    ),
+    seedDemo: read('SEED_DEMO', 'true', boolean, 'true or false'),
+    sessionSecret: secret || randomBytes(32).toString('base64url'),
+    sessionSecretGenerated: !secret,
+    sessionTtlMs: read('SESSION_TTL', '12h', duration, 'a duration such as 30m or 12h'),
+    sessionCacheMs: read('SESSION_CACHE_TTL', '2s', durationOrZero, 'a duration such as 2s, or 0 to disable'),
+    passwordHashCost: read(
+      'PASSWORD_HASH_COST',
+      '17',
+      integerIn(10, 20),
+      'an integer from 10 to 20 (log2 of scrypt N)',
+    ),
+    trustProxy: read(
+      'TRUST_PROXY',
+      '',
+      parseTrustProxy,
+      'a hop count (e.g. 1) or a comma list of addresses/CIDRs',
+    ),
+    rateLimits: {
+      bulk: read('RATE_LIMIT_BULK', '30/15m', parseBudget, BUDGET_FORM),
+      authenticated: read('RATE_LIMIT_AUTHENTICATED', '1000/15m', parseBudget, BUDGET_FORM),
+      unauthenticated: read('RATE_LIMIT_UNAUTHENTICATED', '100/15m', parseBudget, BUDGET_FORM),
+      loginAccount: read('RATE_LIMIT_LOGIN_ACCOUNT', '10/15m', parseBudget, BUDGET_FORM),
+      loginIp: read('RATE_LIMIT_LOGIN_IP', '100/15m', parseBudget, BUDGET_FORM),
+      ipv6Prefix: read('RATE_LIMIT_IPV6_PREFIX', '64', integerIn(1, 128), 'an integer from 1 to 128'),
+      storeFailure: read(
+        'RATE_LIMIT_STORE_FAILURE',
+        'local',
+        oneOf(['local', 'open', 'closed'] as const),
+        'local, open or closed',
+      ),
+    },
+    redis: {
+      url: optional('REDIS_URL', urlWith(['redis:', 'rediss:']), 'redis://host:port or rediss://host:port'),
+      clusterNodes: optional('REDIS_CLUSTER_NODES', hostPortList, 'a comma list of host:port'),
+      keyPrefix: read(
+        'REDIS_KEY_PREFIX',
+        'tp:',
+        (v) => (/^[\w:.-]{1,64}$/.test(v) ? v : null),
+        'up to 64 letters, digits, _ : . -',
+      ),
+      commandTimeoutMs: read(
+        'REDIS_COMMAND_TIMEOUT_MS',
+        '100',
+        integerIn(5, 10_000),
+        'an integer from 5 to 10000',
+      ),
+    },
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return deepFreeze(config);
+}
+
+const nonEmpty = (v: string): string | null => (v.trim() ? v.trim() : null);
+
+function oneOf<T extends string>(values: readonly T[]) {
+  return (v: string): T | null => (values.includes(v as T) ? (v as T) : null);
+}
+
+function integerIn(min: number, max: number) {
+  return (v: string): number | null => {
+    if (!/^\d+$/.test(v)) return null;
+    const n = Number(v);
+    return n >= min && n <= max ? n : null;
+  };
+}
+
+function boolean(v: string): boolean | null {
+  if (v === 'true' || v === '1') return true;
+  if (v === 'false' || v === '0') return false;
+  return null;
+}
+
+function duration(v: string): number | null {
+  const budget = parseBudget(`1/${v}`);
+  return budget ? budget.windowMs : null;
+}
+
+function durationOrZero(v: string): number | null {
+  return v === '0' ? 0 : duration(v);
+}
+
+function urlWith(protocols: readonly string[]) {
+  return (v: string): string | null => {
+    try {
+      return protocols.includes(new URL(v).protocol) ? v : null;
+    } catch {
+      return null;
+    }
+  };
+}
+
+function hostPortList(v: string): { host: string; port: number }[] | null {
+  const nodes = v.split(',').map((part) => /^([\w.-]+|\[[\da-fA-F:]+\]):(\d{1,5})$/.exec(part.trim()));
+  if (nodes.some((m) => !m || Number(m[2]) > 65535)) return null;
+  return nodes.map((m) => ({ host: m![1]!.replace(/^\[|\]$/g, ''), port: Number(m![2]) }));
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

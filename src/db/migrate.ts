@@ -1,0 +1,57 @@
+// Applies the SQL files of migrations/ in name order, once, under an advisory lock.
+import { readdir, readFile } from 'node:fs/promises';
+import type { Database, Queryable } from './database.ts';
+
+const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
+/** Any fixed 64-bit number; instances starting at once queue on it. */
+export const SCHEMA_LOCK_ID = 727_001;
+
+/**
+ * Runs pending migrations and then `afterMigrate` (the demo seed) while holding the schema lock,
+ * so that several instances starting at the same time neither race nor seed twice.
+ */
+export async function migrate(
+  db: Database,
+  afterMigrate: (connection: Queryable) => Promise<void> = async () => {},
+): Promise<string[]> {
+  const files = (await readdir(MIGRATIONS_DIR)).filter((f) => f.endsWith('.sql')).sort();
+  return db.withConnection(async (connection) => {
+    await connection.query('SELECT pg_advisory_lock($1)', [SCHEMA_LOCK_ID]);
+    try {
+      await connection.query(
+        'CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+      );
+      const done = new Set(
+        (await connection.query<{ name: string }>('SELECT name FROM schema_migrations')).map((r) => r.name),
+      );
+      const applied: string[] = [];
+      for (const file of files.filter((f) => !done.has(f))) {
+        const sql = await readFile(new URL(file, MIGRATIONS_DIR), 'utf8');
+        await connection.query('BEGIN');
+        try {
+          await exec(connection, sql);
+          await connection.query('INSERT INTO schema_migrations (name) VALUES ($1)', [file]);
+          await connection.query('COMMIT');
+        } catch (error) {
+          await connection.query('ROLLBACK');
+          throw error;
+        }
+        applied.push(file);
+      }
+      await afterMigrate(connection);
+      return applied;
+    } finally {
+      await connection.query('SELECT pg_advisory_unlock($1)', [SCHEMA_LOCK_ID]);
+    }
+  });
+}
+
+/** Runs a file of several statements (no parameters, so the simple protocol accepts them all). */
+async function exec(connection: Queryable, sql: string): Promise<void> {
+  for (const statement of sql
+    .split(/;\s*$/m)
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    await connection.query(statement);
+  }
+}

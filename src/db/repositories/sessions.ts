@@ -1,0 +1,44 @@
+// Server-side sessions, keyed by the digest of the session id, so any instance can serve any user.
+import type { Queryable } from '../database.ts';
+import type { User } from './users.ts';
+
+export interface SessionRecord {
+  user: User;
+  expiresAt: number;
+}
+
+export class SessionsRepository {
+  constructor(private readonly db: Queryable) {}
+
+  async create(idHash: string, userId: number, expiresAt: Date): Promise<void> {
+    await this.db.query('INSERT INTO sessions (id_hash, user_id, expires_at) VALUES ($1, $2, $3)', [
+      idHash,
+      userId,
+      expiresAt.toISOString(),
+    ]);
+  }
+
+  /** The session with this digest and its user, or null when absent or expired at `now`. */
+  async find(idHash: string, now: Date): Promise<SessionRecord | null> {
+    const [row] = await this.db.query<User & { expires_at: Date | string }>(
+      `SELECT u.id, u.email, u.name, u.role, s.expires_at
+         FROM sessions s JOIN users u ON u.id = s.user_id
+        WHERE s.id_hash = $1 AND s.expires_at > $2`,
+      [idHash, now.toISOString()],
+    );
+    if (!row) return null;
+    const { expires_at, ...user } = row;
+    return { user, expiresAt: new Date(expires_at).getTime() };
+  }
+
+  async delete(idHash: string): Promise<void> {
+    await this.db.query('DELETE FROM sessions WHERE id_hash = $1', [idHash]);
+  }
+
+  async deleteExpired(now: Date): Promise<number> {
+    const rows = await this.db.query('DELETE FROM sessions WHERE expires_at <= $1 RETURNING 1', [
+      now.toISOString(),
+    ]);
+    return rows.length;
+  }
+}

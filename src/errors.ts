@@ -1,0 +1,54 @@
+// The table of every error code the API answers with: its HTTP status and its message for people.
+
+export const ERRORS = {
+  VALIDATION_ERROR: { status: 400, message: 'The request is not valid.' },
+  INVALID_JSON: { status: 400, message: 'The request body is not valid JSON.' },
+  TASK_BULK_TOO_LARGE: { status: 400, message: 'A bulk request may name at most 50 tasks.' },
+  INVALID_CREDENTIALS: { status: 401, message: 'The email or password is not correct.' },
+  UNAUTHENTICATED: { status: 401, message: 'Sign in to use this route.' },
+  CSRF_INVALID: { status: 403, message: 'The CSRF token is missing or invalid.' },
+  FORBIDDEN: { status: 403, message: 'Your role does not allow this.' },
+  NOT_FOUND: { status: 404, message: 'Not found.' },
+  PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is larger than 64 KiB.' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Send the request body as application/json.' },
+  ASSIGNEE_NOT_FOUND: { status: 422, message: 'The assignee is not an existing employee.' },
+  TASK_BULK_RATE_LIMIT: { status: 429, message: 'Too many bulk reassignments. Wait before trying again.' },
+  API_RATE_LIMIT_AUTHENTICATED: {
+    status: 429,
+    message: 'Too many requests for this user. Wait before trying again.',
+  },
+  API_RATE_LIMIT_UNAUTHENTICATED: {
+    status: 429,
+    message: 'Too many requests from this address. Wait before trying again.',
+  },
+  LOGIN_RATE_LIMIT: { status: 429, message: 'Too many failed sign-in attempts. Wait before trying again.' },
+  INTERNAL_ERROR: { status: 500, message: 'Something went wrong on our side.' },
+  RATE_LIMIT_STORE_UNAVAILABLE: {
+    status: 503,
+    message: 'The rate-limit store is unavailable. Try again shortly.',
+  },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** An error the API answers with as `{code, message, ...details}` and the status of its code. */
+export class ApiError extends Error {
+  readonly statusCode: number;
+  constructor(
+    readonly code: ErrorCode,
+    readonly details: Readonly<Record<string, unknown>> = {},
+    message: string = ERRORS[code].message,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+    this.statusCode = ERRORS[code].status;
+  }
+
+  toBody(): Record<string, unknown> {
+    return { code: this.code, message: this.message, ...this.details };
+  }
+}
+
+export function errorBody(code: ErrorCode, details: Record<string, unknown> = {}): Record<string, unknown> {
+  return { code, message: ERRORS[code].message, ...details };
+}

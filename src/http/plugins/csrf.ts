@@ -1,0 +1,64 @@
+// CSRF on every unsafe /api request: the token header, bound to the caller's cookie, and Fetch metadata.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { csrfTokenFor, newSecret, tokensEqual } from '../../auth/tokens.ts';
+import { ApiError } from '../../errors.ts';
+
+export const CSRF_COOKIE = 'tp_csrf';
+export const CSRF_HEADER = 'x-csrf-token';
+const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+export interface CsrfTokens {
+  /** The token for this caller: bound to the session, or to a pre-session cookie set here if missing. */
+  issue(request: FastifyRequest, reply: FastifyReply): string;
+  /** The token bound to a session id (what the login response hands out). */
+  forSession(sessionId: string): string;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    csrf: CsrfTokens;
+  }
+}
+
+export const csrfPlugin = fp<{ secret: string }>(
+  async (app, { secret }) => {
+    const expectedToken = (request: FastifyRequest): string | null => {
+      if (request.sessionId) return csrfTokenFor(secret, 'session', request.sessionId);
+      const preSession = request.cookies[CSRF_COOKIE];
+      return preSession ? csrfTokenFor(secret, 'pre-session', preSession) : null;
+    };
+
+    app.decorate<CsrfTokens>('csrf', {
+      issue(request, reply) {
+        if (request.sessionId) return csrfTokenFor(secret, 'session', request.sessionId);
+        let preSession = request.cookies[CSRF_COOKIE];
+        if (!preSession || preSession.length > 64) {
+          preSession = newSecret();
+          reply.setCookie(CSRF_COOKIE, preSession, cookieOptions(request));
+        }
+        return csrfTokenFor(secret, 'pre-session', preSession);
+      },
+      forSession: (sessionId) => csrfTokenFor(secret, 'session', sessionId),
+    });
+
+    // preValidation runs after the body is parsed (413/400 first) and before field validation.
+    app.addHook('preValidation', async (request) => {
+      if (!UNSAFE.has(request.method) || !request.routeOptions.url?.startsWith('/api/')) return;
+      if (request.headers['sec-fetch-site'] === 'cross-site') throw new ApiError('CSRF_INVALID');
+      const origin = request.headers.origin;
+      if (origin !== undefined && origin !== `${request.protocol}://${request.host}`)
+        throw new ApiError('CSRF_INVALID');
+      const sent = request.headers[CSRF_HEADER];
+      const expected = expectedToken(request);
+      if (typeof sent !== 'string' || expected === null || !tokensEqual(sent, expected)) {
+        throw new ApiError('CSRF_INVALID');
+      }
+    });
+  },
+  { name: 'csrf', dependencies: ['session'] },
+);
+
+export function cookieOptions(request: FastifyRequest) {
+  return { path: '/', httpOnly: true, sameSite: 'lax', secure: request.protocol === 'https' } as const;
+}

@@ -1,0 +1,142 @@
+// Applies the policy to every request first thing: the route's plan, the caller's key, headers, 429s.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { errorBody } from '../../errors.ts';
+import { addressKey, clientAddress, type TrustProxy } from '../../rate-limit/client-ip.ts';
+import { type Caller, type RateLimitEngine, resetSeconds, type Verdict } from '../../rate-limit/engine.ts';
+import { peekLoginIp } from '../../rate-limit/login-failures.ts';
+import { planForRoute, planForUnmatched, type RoutePlan } from '../../rate-limit/policy.ts';
+import { StoreUnavailableError } from '../../rate-limit/stores/store.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Set once per route at registration from the policy table. */
+    rateLimitPlan?: RoutePlan;
+  }
+  interface FastifyInstance {
+    rateLimit: RateLimitEngine;
+  }
+  interface FastifyRequest {
+    /** The caller as the rate limiter sees it (user id, client address key). */
+    caller: Caller;
+  }
+}
+
+export interface RateLimitPluginOptions {
+  readonly engine: RateLimitEngine;
+  readonly trustProxy: TrustProxy;
+  readonly ipv6Prefix: number;
+}
+
+/** The caller of one request; the client address is worked out only if a control needs it. */
+class RequestCaller implements Caller {
+  private key: string | null = null;
+  constructor(
+    private readonly request: FastifyRequest,
+    private readonly options: RateLimitPluginOptions,
+  ) {}
+  get userId(): number | null {
+    return this.request.user?.id ?? null;
+  }
+  ipKey(): string {
+    if (this.key === null) {
+      const { request, options } = this;
+      const address = clientAddress(request.raw.socket.remoteAddress, request.headers, options.trustProxy);
+      this.key = addressKey(address, options.ipv6Prefix);
+    }
+    return this.key;
+  }
+}
+
+export const rateLimitPlugin = fp<RateLimitPluginOptions>(
+  async (app, options) => {
+    const { engine } = options;
+    app.decorate('rateLimit', engine);
+    app.decorateRequest('caller', null as unknown as Caller);
+
+    app.addHook('onRoute', (route) => {
+      const method = Array.isArray(route.method) ? route.method[0]! : route.method;
+      route.config = { ...route.config, rateLimitPlan: planForRoute(method, route.url ?? route.path) };
+    });
+
+    app.addHook('onRequest', (request, reply, done) => {
+      const caller = new RequestCaller(request, options);
+      request.caller = caller;
+      const plan = request.routeOptions.config?.rateLimitPlan ?? planForUnmatched(request.url);
+      let outcome: Verdict | null | Promise<Verdict | null>;
+      try {
+        switch (plan.kind) {
+          case 'exempt':
+            return done();
+          case 'login':
+            outcome = peekLoginIp(engine, plan.controls, caller);
+            break;
+          case 'controls': {
+            // Policy routes list one control each; a route with several would consume them in order.
+            const name = plan.controls[0]!;
+            outcome = engine.consume(name, engine.keyFor(engine.controls[name], caller));
+            break;
+          }
+          case 'generic': {
+            const name = caller.userId !== null ? plan.authenticated : plan.unauthenticated;
+            outcome = engine.consume(name, engine.keyFor(engine.controls[name], caller));
+            break;
+          }
+        }
+      } catch (error) {
+        return fail(reply, error, done);
+      }
+      if (outcome instanceof Promise) {
+        outcome.then(
+          (verdict) => finish(reply, verdict, done),
+          (error) => fail(reply, error, done),
+        );
+      } else {
+        finish(reply, outcome, done);
+      }
+    });
+  },
+  { name: 'rate-limit', dependencies: ['session'] },
+);
+
+function finish(reply: FastifyReply, verdict: Verdict | null, done: (error?: Error) => void): void {
+  if (verdict === null) {
+    done();
+  } else if (verdict.decision.allowed) {
+    writeRateLimitHeaders(reply, verdict);
+    done();
+  } else {
+    sendRefusal(reply, verdict);
+  }
+}
+
+function fail(reply: FastifyReply, error: unknown, done: (error?: Error) => void): void {
+  if (!(error instanceof StoreUnavailableError)) {
+    done(error as Error);
+    return;
+  }
+  reply.log.warn({ err: error }, 'rate-limit store unavailable; refusing (RATE_LIMIT_STORE_FAILURE=closed)');
+  reply.code(503).header('cache-control', 'no-store').send(errorBody('RATE_LIMIT_STORE_UNAVAILABLE'));
+}
+
+/** The draft-06 triple and the current `RateLimit-Policy`/`RateLimit` pair, for one control. */
+export function writeRateLimitHeaders(reply: FastifyReply, { bound, decision }: Verdict): number {
+  const reset = resetSeconds(decision);
+  reply.headers({
+    'ratelimit-limit': bound.limitHeader,
+    'ratelimit-remaining': decision.remaining,
+    'ratelimit-reset': reset,
+    'ratelimit-policy': bound.policyHeader,
+    ratelimit: `"${bound.control.name}";r=${decision.remaining};t=${reset}`,
+  });
+  return reset;
+}
+
+/** Answers 429 with the control's code, its headers, Retry-After and a body saying how long to wait. */
+export function sendRefusal(reply: FastifyReply, verdict: Verdict): FastifyReply {
+  const retryAfter = writeRateLimitHeaders(reply, verdict);
+  return reply
+    .code(429)
+    .headers({ 'retry-after': retryAfter, 'cache-control': 'no-store' })
+    .send(errorBody(verdict.bound.control.code, { retryAfter }));
+}

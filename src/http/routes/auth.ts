@@ -1,0 +1,103 @@
+// CSRF bootstrap, login, logout and the current user (contract §3).
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../../errors.ts';
+import { attemptLogin } from '../../rate-limit/login-failures.ts';
+import { cookieOptions } from '../plugins/csrf.ts';
+import { sendRefusal } from '../plugins/rate-limit.ts';
+import { SESSION_COOKIE } from '../plugins/session.ts';
+import { errorResponses, ref } from '../schemas.ts';
+import type { Services } from '../services.ts';
+
+const csrfTokenResponse = {
+  type: 'object',
+  required: ['csrfToken'],
+  properties: { csrfToken: { type: 'string' } },
+} as const;
+
+export async function authRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
+  const { users, sessions, passwords } = services;
+
+  app.get('/api/csrf-token', {
+    schema: {
+      tags: ['auth'],
+      summary: 'Get the CSRF token to send as x-csrf-token on unsafe requests (login included)',
+      response: { 200: csrfTokenResponse },
+    },
+    handler: async (request, reply) => ({ csrfToken: app.csrf.issue(request, reply) }),
+  });
+
+  app.post<{ Body: { email: string; password: string } }>('/api/auth/login', {
+    schema: {
+      tags: ['auth'],
+      summary: 'Sign in; rotates the session and the CSRF token',
+      body: {
+        type: 'object',
+        required: ['email', 'password'],
+        additionalProperties: false,
+        properties: {
+          email: { type: 'string', minLength: 1, maxLength: 254 },
+          password: { type: 'string', minLength: 1, maxLength: 1024 },
+        },
+      },
+      response: {
+        200: {
+          type: 'object',
+          required: ['user', 'csrfToken'],
+          properties: { user: ref('User'), csrfToken: { type: 'string' } },
+        },
+        ...errorResponses(400, 401, 403, 413, 429),
+      },
+    },
+    handler: async (request, reply) => {
+      const { email, password } = request.body;
+      const plan = request.routeOptions.config.rateLimitPlan;
+      const attempt = await attemptLogin(
+        app.rateLimit,
+        plan?.kind === 'login' ? plan.controls : [],
+        request.caller,
+        email,
+      );
+      if (attempt.refused) return sendRefusal(reply, attempt.refused);
+      const credentials = await users.findCredentials(email.trim());
+      const ok = await passwords.check(password, credentials?.passwordHash ?? null);
+      await attempt.settle(ok);
+      if (!ok || !credentials) throw new ApiError('INVALID_CREDENTIALS');
+      // A new session id at every login: a session id planted before login is worthless after it.
+      const previous = request.cookies[SESSION_COOKIE];
+      if (previous) await sessions.destroy(previous);
+      const session = await sessions.create(credentials.user.id);
+      reply.setCookie(SESSION_COOKIE, session.cookie, {
+        ...cookieOptions(request),
+        maxAge: session.maxAgeSeconds,
+      });
+      return { user: credentials.user, csrfToken: app.csrf.forSession(session.sessionId) };
+    },
+  });
+
+  app.post('/api/auth/logout', {
+    config: { access: 'user' },
+    schema: {
+      tags: ['auth'],
+      summary: 'Sign out (ends the session on the server)',
+      response: { 204: { type: 'null' }, ...errorResponses(401, 403, 429) },
+    },
+    handler: async (request, reply) => {
+      await sessions.destroy(request.cookies[SESSION_COOKIE]!);
+      reply.clearCookie(SESSION_COOKIE, cookieOptions(request));
+      return reply.code(204).send();
+    },
+  });
+
+  app.get('/api/auth/me', {
+    config: { access: 'user' },
+    schema: {
+      tags: ['auth'],
+      summary: 'The signed-in user',
+      response: {
+        200: { type: 'object', required: ['user'], properties: { user: ref('User') } },
+        ...errorResponses(401, 429),
+      },
+    },
+    handler: async (request) => ({ user: request.user! }),
+  });
+}

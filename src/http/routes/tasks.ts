@@ -1,0 +1,163 @@
+// Tasks: list with filters and cursor paging, one task, employees, and bulk reassignment (contract §4).
+import type { FastifyInstance } from 'fastify';
+import type { TaskStatus } from '../../db/repositories/tasks.ts';
+import { ApiError } from '../../errors.ts';
+import { errorResponses, idSchema, ref } from '../schemas.ts';
+import type { Services } from '../services.ts';
+
+export const BULK_MAX_TASKS = 50;
+
+interface ListQuery {
+  assigneeId?: number;
+  clientId?: number;
+  status?: TaskStatus;
+  limit: number;
+  cursor?: string;
+}
+
+/** Cursors are opaque to clients: the last id of the page, encoded. */
+const encodeCursor = (lastId: number) => Buffer.from(`after:${lastId}`).toString('base64url');
+function decodeCursor(cursor: string): number {
+  const match = /^after:(\d{1,10})$/.exec(Buffer.from(cursor, 'base64url').toString());
+  if (!match)
+    throw new ApiError('VALIDATION_ERROR', {}, 'Invalid request: cursor is not one this API issued.');
+  return Number(match[1]);
+}
+
+export async function taskRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
+  const { tasks, users } = services;
+
+  app.get<{ Querystring: ListQuery }>('/api/employee/tasks', {
+    config: { access: 'user' },
+    schema: {
+      tags: ['tasks'],
+      summary: 'List tasks, oldest id first, filtered, one page at a time',
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          assigneeId: idSchema,
+          clientId: idSchema,
+          status: { type: 'string', enum: ['open', 'in_progress', 'done'] },
+          limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
+          cursor: { type: 'string', maxLength: 64 },
+        },
+      },
+      response: {
+        200: {
+          type: 'object',
+          required: ['tasks', 'nextCursor'],
+          properties: {
+            tasks: { type: 'array', items: ref('Task') },
+            nextCursor: { type: ['string', 'null'] },
+          },
+        },
+        ...errorResponses(400, 401, 429),
+      },
+    },
+    handler: async (request) => {
+      const { cursor, limit, ...filters } = request.query;
+      const page = await tasks.list({
+        ...filters,
+        afterId: cursor ? decodeCursor(cursor) : undefined,
+        limit: limit + 1,
+      });
+      const more = page.length > limit;
+      if (more) page.pop();
+      return { tasks: page, nextCursor: more ? encodeCursor(page[page.length - 1]!.id) : null };
+    },
+  });
+
+  app.get<{ Params: { id: number } }>('/api/employee/tasks/:id', {
+    config: { access: 'user' },
+    schema: {
+      tags: ['tasks'],
+      summary: 'One task',
+      params: { type: 'object', required: ['id'], properties: { id: idSchema } },
+      response: {
+        200: { type: 'object', required: ['task'], properties: { task: ref('Task') } },
+        ...errorResponses(400, 401, 404, 429),
+      },
+    },
+    handler: async (request) => {
+      const task = await tasks.find(request.params.id);
+      if (!task) throw new ApiError('NOT_FOUND', {}, `Task ${request.params.id} does not exist.`);
+      return { task };
+    },
+  });
+
+  app.get('/api/employee/employees', {
+    config: { access: 'user' },
+    schema: {
+      tags: ['tasks'],
+      summary: 'Employees tasks can be reassigned to',
+      response: {
+        200: {
+          type: 'object',
+          required: ['employees'],
+          properties: { employees: { type: 'array', items: ref('User') } },
+        },
+        ...errorResponses(401, 429),
+      },
+    },
+    handler: async () => ({ employees: await users.listEmployees() }),
+  });
+
+  app.patch<{ Body: { taskIds: number[]; assigneeId: number } }>('/api/employee/tasks/bulk', {
+    config: {
+      access: 'user',
+      mapValidationError: (error) =>
+        error.validation?.some((v) => v.instancePath === '/taskIds' && v.keyword === 'maxItems')
+          ? new ApiError('TASK_BULK_TOO_LARGE', { max: BULK_MAX_TASKS })
+          : null,
+    },
+    schema: {
+      tags: ['tasks'],
+      summary: `Reassign 1–${BULK_MAX_TASKS} tasks at once, atomically; results in request order`,
+      body: {
+        type: 'object',
+        required: ['taskIds', 'assigneeId'],
+        additionalProperties: false,
+        properties: {
+          taskIds: { type: 'array', minItems: 1, maxItems: BULK_MAX_TASKS, items: idSchema },
+          assigneeId: idSchema,
+        },
+      },
+      response: {
+        200: {
+          type: 'object',
+          required: ['succeeded', 'failed', 'results'],
+          properties: {
+            succeeded: { type: 'integer' },
+            failed: { type: 'integer' },
+            results: {
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['taskId', 'status'],
+                properties: {
+                  taskId: { type: 'integer' },
+                  status: { type: 'string', enum: ['reassigned', 'failed'] },
+                  reason: { type: 'string', enum: ['NOT_FOUND', 'DUPLICATE'] },
+                },
+              },
+            },
+          },
+        },
+        ...errorResponses(400, 401, 403, 413, 422, 429),
+      },
+    },
+    handler: async (request) => {
+      const { taskIds, assigneeId } = request.body;
+      const outcome = await tasks.bulkReassign(taskIds, assigneeId);
+      if (outcome.kind === 'assignee-not-found') throw new ApiError('ASSIGNEE_NOT_FOUND');
+      const results = outcome.results.map(({ taskId, outcome }) =>
+        outcome === 'reassigned'
+          ? { taskId, status: 'reassigned' }
+          : { taskId, status: 'failed', reason: outcome },
+      );
+      const succeeded = results.filter((r) => r.status === 'reassigned').length;
+      return { succeeded, failed: results.length - succeeded, results };
+    },
+  });
+}

@@ -1,0 +1,30 @@
+// What route handlers work with, built once by app.ts and passed to each route plugin.
+import type { PasswordChecker } from '../auth/passwords.ts';
+import type { SessionService } from '../auth/sessions.ts';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { Database } from '../db/database.ts';
+import type { SessionsRepository } from '../db/repositories/sessions.ts';
+import type { TasksRepository } from '../db/repositories/tasks.ts';
+import type { UsersRepository } from '../db/repositories/users.ts';
+import type { RateLimitEngine } from '../rate-limit/engine.ts';
+
+export interface Services {
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly db: Database;
+  readonly users: UsersRepository;
+  readonly tasks: TasksRepository;
+  readonly sessionsRepository: SessionsRepository;
+  readonly sessions: SessionService;
+  readonly passwords: PasswordChecker;
+  readonly rateLimit: RateLimitEngine;
+  /** Extra readiness checks (the Redis store adds its own); each answers a dependency's state. */
+  readonly readiness: ReadinessCheck[];
+}
+
+export interface ReadinessCheck {
+  readonly name: string;
+  /** 'up', 'down', or 'degraded'; `fatal` makes /readyz answer 503. */
+  check(): Promise<{ state: string; fatal: boolean }>;
+}

@@ -1,0 +1,216 @@
+// In-process rate-limit store: per-rule slabs of typed arrays, two generations of keys for expiry.
+import type { Clock } from '../../clock.ts';
+import {
+  clearBuckets,
+  clearLog,
+  decideBuckets,
+  decideLog,
+  releaseBuckets,
+  releaseLog,
+  shapeOf,
+  type WindowShape,
+} from '../sliding-window.ts';
+import type { RateDecision, RateLimitStore, RateRule } from './store.ts';
+
+/**
+ * Every rule gets a Partition: a Map from key to a slot number, and one typed-array slab in which
+ * slot n owns `shape.slots` numbers. No per-key objects, so a tracked key costs its Map entry,
+ * its key string and `slots` numbers (4 bytes per bucket counter, 8 per log time).
+ *
+ * Expiry without scanning: keys live in `current` or `previous`. Every `horizonMs` the
+ * generations rotate: what is still in `previous` was not touched for a whole horizon, so all its
+ * admissions have left the window; its slots return to the free list. A key touched in
+ * `previous` moves to `current`.
+ */
+class Partition {
+  private current = new Map<string, number>();
+  private previous = new Map<string, number>();
+  private rotateAt: number;
+  private capacity = 0;
+  private used = 0;
+  private readonly free: number[] = [];
+  private times = new Float64Array(0);
+  private counts = new Int32Array(0);
+  private heads = new Float64Array(0);
+
+  constructor(
+    readonly shape: WindowShape,
+    now: number,
+  ) {
+    this.rotateAt = now + shape.horizonMs;
+  }
+
+  get size(): number {
+    return this.current.size + this.previous.size;
+  }
+
+  decide(key: string, now: number, consume: boolean): RateDecision {
+    this.rotate(now);
+    const slot = consume ? this.slotFor(key) : this.find(key);
+    const shape = this.shape;
+    if (slot === undefined) return { allowed: true, limit: shape.limit, remaining: shape.limit, resetMs: 0 };
+    const decision =
+      shape.kind === 'log'
+        ? decideLog(shape, this.times, slot * shape.slots, now, consume)
+        : decideBuckets(shape, this.counts, slot * shape.slots, this.heads, slot, now, consume);
+    return consume && decision.allowed
+      ? {
+          allowed: true,
+          limit: shape.limit,
+          remaining: decision.remaining,
+          resetMs: decision.resetMs,
+          token: now,
+        }
+      : {
+          allowed: decision.allowed,
+          limit: shape.limit,
+          remaining: decision.remaining,
+          resetMs: decision.resetMs,
+        };
+  }
+
+  release(key: string, token: number, now: number): void {
+    this.rotate(now);
+    const slot = this.find(key);
+    if (slot === undefined) return;
+    const offset = slot * this.shape.slots;
+    if (this.shape.kind === 'log') releaseLog(this.shape, this.times, offset, token);
+    else releaseBuckets(this.shape, this.counts, offset, this.heads, slot, token);
+  }
+
+  reset(key: string): void {
+    for (const generation of [this.current, this.previous]) {
+      const slot = generation.get(key);
+      if (slot === undefined) continue;
+      generation.delete(key);
+      this.freeSlot(slot);
+    }
+  }
+
+  /** Drops the generation that has been idle for a whole horizon. */
+  rotate(now: number): void {
+    if (now < this.rotateAt) return;
+    const idle =
+      now - this.rotateAt >= this.shape.horizonMs ? [this.previous, this.current] : [this.previous];
+    for (const generation of idle) for (const slot of generation.values()) this.freeSlot(slot);
+    this.previous = idle.length === 2 ? new Map() : this.current;
+    this.current = new Map();
+    this.rotateAt = now + this.shape.horizonMs;
+  }
+
+  private find(key: string): number | undefined {
+    return this.current.get(key) ?? this.previous.get(key);
+  }
+
+  private slotFor(key: string): number {
+    let slot = this.current.get(key);
+    if (slot !== undefined) return slot;
+    slot = this.previous.get(key);
+    if (slot !== undefined) this.previous.delete(key);
+    else slot = this.allocate();
+    this.current.set(key, slot);
+    return slot;
+  }
+
+  private allocate(): number {
+    const reused = this.free.pop();
+    if (reused !== undefined) {
+      this.clear(reused);
+      return reused;
+    }
+    if (this.used === this.capacity) this.grow();
+    return this.used++;
+  }
+
+  private clear(slot: number): void {
+    const offset = slot * this.shape.slots;
+    if (this.shape.kind === 'log') clearLog(this.shape, this.times, offset);
+    else clearBuckets(this.counts, offset, this.heads, slot);
+  }
+
+  private freeSlot(slot: number): void {
+    this.free.push(slot);
+  }
+
+  private grow(): void {
+    const capacity = Math.max(64, this.capacity * 2);
+    const { kind, slots } = this.shape;
+    if (kind === 'log') {
+      const times = new Float64Array(capacity * slots).fill(Number.NEGATIVE_INFINITY);
+      times.set(this.times);
+      this.times = times;
+    } else {
+      const counts = new Int32Array(capacity * slots);
+      counts.set(this.counts);
+      this.counts = counts;
+      const heads = new Float64Array(capacity).fill(Number.NEGATIVE_INFINITY);
+      heads.set(this.heads);
+      this.heads = heads;
+    }
+    this.capacity = capacity;
+  }
+}
+
+export interface MemoryStoreOptions {
+  readonly clock: Clock;
+  /** How often an idle store drops expired keys on its own (the timer never holds the process open). */
+  readonly sweepIntervalMs?: number;
+}
+
+export class MemoryStore implements RateLimitStore {
+  // Keyed by the rule object itself: rules are constants of the policy, so the hot path builds no
+  // string to find its partition, and a rule with another budget never shares state.
+  private readonly partitions = new Map<RateRule, Partition>();
+  private readonly clock: Clock;
+  private readonly timer: NodeJS.Timeout | null;
+
+  constructor(options: MemoryStoreOptions) {
+    this.clock = options.clock;
+    const interval = options.sweepIntervalMs ?? 60_000;
+    this.timer = interval > 0 ? setInterval(() => this.sweep(), interval).unref() : null;
+  }
+
+  consume(rule: RateRule, key: string): RateDecision {
+    const now = this.clock.now();
+    return this.partition(rule, now).decide(key, now, true);
+  }
+
+  peek(rule: RateRule, key: string): RateDecision {
+    const now = this.clock.now();
+    return this.partition(rule, now).decide(key, now, false);
+  }
+
+  release(rule: RateRule, key: string, token: number): void {
+    this.partitions.get(rule)?.release(key, token, this.clock.now());
+  }
+
+  reset(rule: RateRule, key: string): void {
+    this.partitions.get(rule)?.reset(key);
+  }
+
+  /** Keys currently tracked, over all rules (for tests and metrics). */
+  get size(): number {
+    let total = 0;
+    for (const partition of this.partitions.values()) total += partition.size;
+    return total;
+  }
+
+  sweep(): void {
+    const now = this.clock.now();
+    for (const partition of this.partitions.values()) partition.rotate(now);
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.partitions.clear();
+  }
+
+  private partition(rule: RateRule, now: number): Partition {
+    let partition = this.partitions.get(rule);
+    if (!partition) {
+      partition = new Partition(shapeOf(rule.limit, rule.windowMs), now);
+      this.partitions.set(rule, partition);
+    }
+    return partition;
+  }
+}

@@ -1,0 +1,52 @@
+// The contract every rate-limit store keeps (memory, Redis, Redis Cluster), with its timing rules.
+
+/** What a store needs to know of a control: a name that separates key spaces, and its budget. */
+export interface RateRule {
+  /** The policy name (`task-bulk`, …); keys of different rules never collide. */
+  readonly name: string;
+  readonly limit: number;
+  readonly windowMs: number;
+}
+
+export interface RateDecision {
+  readonly allowed: boolean;
+  readonly limit: number;
+  /** Requests that would be admitted right now (after this one, if it was consumed). */
+  readonly remaining: number;
+  /** Milliseconds until a request can be admitted; 0 when one can be now. */
+  readonly resetMs: number;
+  /**
+   * Present when an admission was recorded: what `release` needs to take exactly that admission
+   * back (the time it was recorded at, in the store's clock).
+   */
+  readonly token?: number;
+}
+
+export type MaybePromise<T> = T | Promise<T>;
+
+/**
+ * A rate-limit store. Every member is atomic per key: two concurrent `consume` calls on one key
+ * (from one process or many) can never both take the last unit of budget. Stores persist state
+ * only; the window arithmetic is `sliding-window.ts`, mirrored exactly by the Redis scripts.
+ * Members may answer synchronously (the memory store does, to keep the hot path free of
+ * promises); callers must accept either form.
+ */
+export interface RateLimitStore {
+  /** Check-and-consume: admits and records one request when the budget allows, else refuses. */
+  consume(rule: RateRule, key: string): MaybePromise<RateDecision>;
+  /** The decision `consume` would make now, recording nothing (`remaining` counts this request). */
+  peek(rule: RateRule, key: string): MaybePromise<RateDecision>;
+  /** Takes back one admission recorded by `consume` (by its token); no-op once it has expired. */
+  release(rule: RateRule, key: string, token: number): MaybePromise<void>;
+  /** Forgets everything recorded for the key. */
+  reset(rule: RateRule, key: string): MaybePromise<void>;
+  close(): Promise<void>;
+}
+
+/** Thrown (or rejected with) when the store cannot answer; never confused with a refusal. */
+export class StoreUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreUnavailableError';
+  }
+}

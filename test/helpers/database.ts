@@ -1,0 +1,88 @@
+// Test databases: one embedded PGlite per test file, or a private schema on a real PostgreSQL.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { type Database, openDatabase } from '../../src/db/database.ts';
+import { migrate } from '../../src/db/migrate.ts';
+import { resetDemoTasks, seedDemo } from '../../src/db/seed.ts';
+import { POSTGRES_URL } from './services.ts';
+
+export type DatabaseKind = 'embedded' | 'postgres';
+export const TEST_PASSWORD_HASH_COST = 10;
+
+export interface TestDatabase {
+  readonly kind: DatabaseKind;
+  readonly db: Database;
+  /** The URL that opens this very database (postgres only). */
+  readonly url: string | null;
+  /** Puts the demo data back as seeded and drops every session. */
+  reset(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const shared = new Map<DatabaseKind, Promise<TestDatabase>>();
+
+/** The database of this test file for `kind`, migrated and seeded once, shared by its tests. */
+export function testDatabase(kind: DatabaseKind): Promise<TestDatabase> {
+  let database = shared.get(kind);
+  if (!database) {
+    database = kind === 'embedded' ? openEmbedded() : openPostgresSchema();
+    shared.set(kind, database);
+  }
+  return database;
+}
+
+/** Closes what testDatabase opened; call from an `after` hook. */
+export async function closeTestDatabases(): Promise<void> {
+  for (const database of shared.values()) await (await database).close();
+  shared.clear();
+}
+
+async function prepare(db: Database): Promise<void> {
+  await migrate(db, async (connection) => {
+    await seedDemo(connection, TEST_PASSWORD_HASH_COST);
+  });
+}
+
+const resetter = (db: Database) => async () => {
+  await db.query('DELETE FROM sessions');
+  await resetDemoTasks(db);
+};
+
+async function openEmbedded(): Promise<TestDatabase> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  const pglite = new PGlite();
+  const db = await openDatabase({ databaseUrl: null, dataDir: '', pglite });
+  await prepare(db);
+  return { kind: 'embedded', db, url: null, reset: resetter(db), close: () => pglite.close() };
+}
+
+/** A fresh schema in the server's `test` database, dropped again at close. */
+async function openPostgresSchema(): Promise<TestDatabase> {
+  const schema = `t_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  await admin.end();
+  const url = withSearchPath(POSTGRES_URL, schema);
+  const db = await openDatabase({ databaseUrl: url, dataDir: '' });
+  await prepare(db);
+  return {
+    kind: 'postgres',
+    db,
+    url,
+    reset: resetter(db),
+    async close() {
+      await db.close();
+      const cleanup = new pg.Client({ connectionString: POSTGRES_URL });
+      await cleanup.connect();
+      await cleanup.query(`DROP SCHEMA ${schema} CASCADE`);
+      await cleanup.end();
+    },
+  };
+}
+
+function withSearchPath(url: string, schema: string): string {
+  const parsed = new URL(url);
+  parsed.searchParams.set('options', `-c search_path=${schema}`);
+  return parsed.toString();
+}

@@ -15,7 +15,7 @@ import { seedDemo } from './db/seed.ts';
 import { authorizationPlugin } from './http/plugins/authorization.ts';
 import { csrfPlugin } from './http/plugins/csrf.ts';
 import { registerDocs } from './http/plugins/docs.ts';
-import { registerErrorHandlers } from './http/plugins/error-handler.ts';
+import { frameworkErrors, registerErrorHandlers } from './http/plugins/error-handler.ts';
 import { rateLimitPlugin } from './http/plugins/rate-limit.ts';
 import { securityHeadersPlugin } from './http/plugins/security-headers.ts';
 import { sessionPlugin } from './http/plugins/session.ts';
@@ -90,6 +90,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     return503OnClosing: true,
+    frameworkErrors,
   });
   app.decorate('services', services);
   app.decorate('seededDemo', seeded);

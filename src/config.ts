@@ -139,6 +139,10 @@ export function loadConfig(env: Env = process.env): Config {
       ),
     },
   };
+  if (config.redis.url && config.redis.clusterNodes)
+    problems.push(
+      'REDIS_URL and REDIS_CLUSTER_NODES are both set: expected one of them (a server or a cluster)',
+    );
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(config);
 }

@@ -36,6 +36,14 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 function wrapPglite(db: PGlite): Database {
   const query = async <Row>(sql: string, params: readonly unknown[] = []) =>
     (await db.query<Row>(sql, params as unknown[])).rows;
+  // PGlite is one session, where advisory locks are re-entrant: two callers of withConnection would
+  // both "hold" the schema lock and run migrations side by side. Queue them instead.
+  let connectionQueue: Promise<unknown> = Promise.resolve();
+  const withConnection = <T>(work: (connection: Queryable) => Promise<T>): Promise<T> => {
+    const turn = connectionQueue.then(() => work({ query }));
+    connectionQueue = turn.catch(() => {});
+    return turn;
+  };
   return {
     kind: 'embedded',
     query,
@@ -43,8 +51,7 @@ function wrapPglite(db: PGlite): Database {
       db.transaction((tx) =>
         work({ query: async (sql, params = []) => (await tx.query(sql, params as unknown[])).rows as never }),
       ),
-    // PGlite is one connection already.
-    withConnection: (work) => work({ query }),
+    withConnection,
     close: () => db.close(),
   };
 }

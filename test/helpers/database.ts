@@ -25,7 +25,7 @@ const shared = new Map<DatabaseKind, Promise<TestDatabase>>();
 export function testDatabase(kind: DatabaseKind): Promise<TestDatabase> {
   let database = shared.get(kind);
   if (!database) {
-    database = kind === 'embedded' ? openEmbedded() : openPostgresSchema();
+    database = privateTestDatabase(kind);
     shared.set(kind, database);
   }
   return database;
@@ -35,6 +35,14 @@ export function testDatabase(kind: DatabaseKind): Promise<TestDatabase> {
 export async function closeTestDatabases(): Promise<void> {
   for (const database of shared.values()) await (await database).close();
   shared.clear();
+}
+
+/**
+ * A database of its own, not shared with the file's other tests (one a test may close or migrate
+ * from scratch); `prepared: false` leaves it empty, without even the migrations. Close it yourself.
+ */
+export function privateTestDatabase(kind: DatabaseKind, { prepared = true } = {}): Promise<TestDatabase> {
+  return kind === 'embedded' ? openEmbedded(prepared) : openPostgresSchema(prepared);
 }
 
 async function prepare(db: Database): Promise<void> {
@@ -48,16 +56,16 @@ const resetter = (db: Database) => async () => {
   await resetDemoTasks(db);
 };
 
-async function openEmbedded(): Promise<TestDatabase> {
+async function openEmbedded(prepared = true): Promise<TestDatabase> {
   const { PGlite } = await import('@electric-sql/pglite');
   const pglite = new PGlite();
   const db = await openDatabase({ databaseUrl: null, dataDir: '', pglite });
-  await prepare(db);
+  if (prepared) await prepare(db);
   return { kind: 'embedded', db, url: null, reset: resetter(db), close: () => pglite.close() };
 }
 
 /** A fresh schema in the server's `test` database, dropped again at close. */
-async function openPostgresSchema(): Promise<TestDatabase> {
+async function openPostgresSchema(prepared = true): Promise<TestDatabase> {
   const schema = `t_${process.pid}_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: POSTGRES_URL });
   await admin.connect();
@@ -65,7 +73,7 @@ async function openPostgresSchema(): Promise<TestDatabase> {
   await admin.end();
   const url = withSearchPath(POSTGRES_URL, schema);
   const db = await openDatabase({ databaseUrl: url, dataDir: '' });
-  await prepare(db);
+  if (prepared) await prepare(db);
   return {
     kind: 'postgres',
     db,

@@ -1,27 +1,41 @@
 // Which real services a test may use: present, absent (skip with a message), or required (CI).
 import net from 'node:net';
+import os from 'node:os';
 
 /** CI sets REQUIRE_SERVICES=1: a missing service then fails the tests that need it. */
 export const servicesRequired = process.env.REQUIRE_SERVICES === '1';
 
-export const POSTGRES_URL =
-  process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://127.0.0.1:5432/test';
+export const POSTGRES_URL = withDefaultUser(
+  process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://127.0.0.1:5432/test',
+);
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /** Whether the PostgreSQL tests run: when required, when DATABASE_URL is set, or when one answers. */
 export const postgresWanted =
   servicesRequired || Boolean(process.env.DATABASE_URL || process.env.TEST_DATABASE_URL);
 
+/** Like libpq, a URL without a user connects as the OS user (`pg` alone needs $USER, unset in some CI shells). */
+function withDefaultUser(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.username) return url;
+  parsed.username = process.env.PGUSER || process.env.USER || os.userInfo().username;
+  return parsed.toString();
+}
+
 function reachable(url: string, defaultPort: number): Promise<boolean> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve) => {
     const socket = net.connect({ host: hostname || '127.0.0.1', port: Number(port) || defaultPort });
+    // Close the probe at once: left open, it keeps the test process alive until the server drops it.
+    const settle = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
     socket.setTimeout(1000);
-    socket.once('connect', () => resolve(true));
-    socket.once('error', () => resolve(false));
-    socket.once('timeout', () => resolve(false));
-    socket.once('close', () => socket.destroy());
-  }).finally(() => {}) as Promise<boolean>;
+    socket.once('connect', () => settle(true));
+    socket.once('error', () => settle(false));
+    socket.once('timeout', () => settle(false));
+  });
 }
 
 /**

@@ -47,8 +47,9 @@ export const csrfPlugin = fp<{ secret: string }>(
       if (!UNSAFE.has(request.method) || !request.routeOptions.url?.startsWith('/api/')) return;
       if (request.headers['sec-fetch-site'] === 'cross-site') throw new ApiError('CSRF_INVALID');
       const origin = request.headers.origin;
-      if (origin !== undefined && origin !== `${request.protocol}://${request.host}`)
+      if (origin !== undefined && !sameOrigin(origin, `${request.protocol}://${request.host}`)) {
         throw new ApiError('CSRF_INVALID');
+      }
       const sent = request.headers[CSRF_HEADER];
       const expected = expectedToken(request);
       if (typeof sent !== 'string' || expected === null || !tokensEqual(sent, expected)) {
@@ -61,4 +62,14 @@ export const csrfPlugin = fp<{ secret: string }>(
 
 export function cookieOptions(request: FastifyRequest) {
   return { path: '/', httpOnly: true, sameSite: 'lax', secure: request.protocol === 'https' } as const;
+}
+
+/** Compares origins as URLs do (`http://host:80` is `http://host`); `null` and garbage never match. */
+function sameOrigin(origin: string, own: string): boolean {
+  if (origin === own) return true;
+  try {
+    return new URL(origin).origin === new URL(own).origin;
+  } catch {
+    return false;
+  }
 }

@@ -1,6 +1,7 @@
 // Turns every failure into `{code, message}` with the status of its code; 5xx never show internals.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type ErrorCode, errorBody } from '../../errors.ts';
+import { StoreUnavailableError } from '../../rate-limit/stores/store.ts';
 
 /** Fastify's own error codes, mapped to ours. */
 const FASTIFY_CODES: Readonly<Record<string, ErrorCode>> = {
@@ -22,6 +23,8 @@ declare module 'fastify' {
 
 export function toApiError(error: FastifyError, request: FastifyRequest): ApiError | null {
   if (error instanceof ApiError) return error;
+  // A store failure inside a route (the login's reservation, /api/rate-limits) in `closed` mode: a 503, never a 500.
+  if (error instanceof StoreUnavailableError) return new ApiError('RATE_LIMIT_STORE_UNAVAILABLE');
   if (error.validation) {
     const specific = request.routeOptions.config?.mapValidationError?.(error);
     if (specific) return specific;
@@ -44,6 +47,19 @@ export function toApiError(error: FastifyError, request: FastifyRequest): ApiErr
     return new ApiError('INVALID_JSON');
   }
   return null;
+}
+
+/**
+ * Fastify answers a malformed URL (`/api/%zz`) or an over-long path parameter before routing, so
+ * the error handler never sees them; this gives them our `{code, message}` instead of Fastify's.
+ */
+export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const clientFault = error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH';
+  if (!clientFault) request.log.error({ err: error }, 'request failed before routing');
+  reply
+    .code(clientFault ? 400 : 500)
+    .header('cache-control', 'no-store')
+    .send(errorBody(clientFault ? 'VALIDATION_ERROR' : 'INTERNAL_ERROR'));
 }
 
 export function registerErrorHandlers(app: FastifyInstance): void {

@@ -19,7 +19,8 @@ interface ListQuery {
 const encodeCursor = (lastId: number) => Buffer.from(`after:${lastId}`).toString('base64url');
 function decodeCursor(cursor: string): number {
   const match = /^after:(\d{1,10})$/.exec(Buffer.from(cursor, 'base64url').toString());
-  if (!match)
+  // An id past PostgreSQL's integer range would reach the query and fail there as a 500.
+  if (!match || Number(match[1]) > idSchema.maximum)
     throw new ApiError('VALIDATION_ERROR', {}, 'Invalid request: cursor is not one this API issued.');
   return Number(match[1]);
 }

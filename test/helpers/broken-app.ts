@@ -1,0 +1,27 @@
+// An app on a database of its own that a test may close, to see how the service fails without one.
+import { buildApp } from '../../src/app.ts';
+import { ManualClock } from '../../src/clock.ts';
+import { TestClient, testConfig } from './app.ts';
+import { privateTestDatabase, type TestDatabase } from './database.ts';
+
+export interface ClosableDatabaseApp {
+  readonly database: TestDatabase;
+  client(): TestClient;
+  /** Closes the app; its database too, unless a test closed it already. */
+  close(): Promise<void>;
+}
+
+export async function appWithClosableDatabase(): Promise<ClosableDatabaseApp> {
+  const database = await privateTestDatabase('embedded');
+  const app = await buildApp(testConfig(), { clock: new ManualClock(), database: database.db });
+  await app.ready();
+  let nextAddress = 1;
+  return {
+    database,
+    client: () => new TestClient(app, `203.0.113.${nextAddress++}`),
+    async close() {
+      await app.close();
+      await database.close().catch(() => {}); // already closed by the test
+    },
+  };
+}

@@ -1,0 +1,25 @@
+// Assertions shared by the HTTP tests: the contract's error shape, and the task table before and after.
+import assert from 'node:assert/strict';
+import type { Response, TestApp } from './app.ts';
+
+/** Asserts a `{code, message, ...}` error with this status and code; returns the body for more checks. */
+export function assertError(response: Response, status: number, code: string): Record<string, unknown> {
+  const body = response.json();
+  assert.equal(
+    response.statusCode,
+    status,
+    `expected ${status} ${code}, got ${response.statusCode} ${response.body}`,
+  );
+  assert.equal(body.code, code);
+  assert.equal(typeof body.message, 'string');
+  assert.match(String(response.headers['content-type']), /^application\/json/);
+  return body;
+}
+
+/** Every task's assignee and update time, read from the database, to show that nothing changed. */
+export async function taskSnapshot({ database }: TestApp): Promise<string[]> {
+  const rows = await database.db.query<{ id: number; assignee_id: number | null; updated_at: string }>(
+    'SELECT id, assignee_id, updated_at::text AS updated_at FROM tasks ORDER BY id',
+  );
+  return rows.map((row) => `${row.id}:${row.assignee_id}:${row.updated_at}`);
+}

@@ -1,0 +1,75 @@
+// Operational routes (contract §7): liveness, readiness with the database up and down, the OpenAPI document.
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { createTestApp } from '../helpers/app.ts';
+import { appWithClosableDatabase } from '../helpers/broken-app.ts';
+import { closeTestDatabases } from '../helpers/database.ts';
+
+after(closeTestDatabases);
+
+describe('GET /healthz', () => {
+  it('answers 200 while the process runs', async (t) => {
+    const { client, close } = await createTestApp();
+    t.after(close);
+    assert.equal((await client().get('/healthz')).statusCode, 200);
+  });
+});
+
+describe('GET /readyz', () => {
+  it('answers 200 {status: ok, database: up} and is not cached', async (t) => {
+    const { client, close } = await createTestApp();
+    t.after(close);
+    const response = await client().get('/readyz');
+    assert.equal(response.statusCode, 200);
+    assert.deepEqual(response.json(), { status: 'ok', database: 'up' });
+    assert.equal(response.headers['cache-control'], 'no-store');
+  });
+
+  it('answers 503 naming the database as down once the database is closed, while /healthz stays 200', async (t) => {
+    const broken = await appWithClosableDatabase();
+    t.after(broken.close);
+    assert.equal((await broken.client().get('/readyz')).statusCode, 200);
+    await broken.database.close();
+    const response = await broken.client().get('/readyz');
+    assert.equal(response.statusCode, 503);
+    assert.equal(response.json().database, 'down');
+    assert.notEqual(response.json().status, 'ok');
+    assert.equal((await broken.client().get('/healthz')).statusCode, 200);
+  });
+});
+
+describe('GET /docs/json', () => {
+  it('is an OpenAPI 3 document listing every /api route of the contract', async (t) => {
+    const { client, close } = await createTestApp();
+    t.after(close);
+    const response = await client().get('/docs/json');
+    assert.equal(response.statusCode, 200);
+    const document = response.json<{ openapi: string; paths: Record<string, Record<string, unknown>> }>();
+    assert.match(document.openapi, /^3\./);
+    const routes = Object.entries(document.paths).flatMap(([path, methods]) =>
+      Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    const contract = [
+      'GET /api/csrf-token',
+      'POST /api/auth/login',
+      'POST /api/auth/logout',
+      'GET /api/auth/me',
+      'GET /api/employee/tasks',
+      'GET /api/employee/tasks/{id}',
+      'GET /api/employee/employees',
+      'PATCH /api/employee/tasks/bulk',
+      'GET /api/rate-limits',
+      'POST /api/admin/login-locks/reset',
+    ];
+    for (const route of contract) assert.ok(routes.includes(route), `${route} is documented`);
+    assert.deepEqual(routes.filter((route) => route.includes(' /api')).sort(), [...contract].sort());
+  });
+
+  it('serves the documentation UI at /docs', async (t) => {
+    const { client, close } = await createTestApp();
+    t.after(close);
+    const response = await client().get('/docs/');
+    assert.equal(response.statusCode, 200);
+    assert.match(String(response.headers['content-type']), /text\/html/);
+  });
+});

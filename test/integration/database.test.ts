@@ -1,0 +1,189 @@
+// The repositories, migrations and seed against the embedded database and a real PostgreSQL.
+import assert from 'node:assert/strict';
+import { after, beforeEach, describe, it } from 'node:test';
+import { type Database, openDatabase } from '../../src/db/database.ts';
+import { migrate } from '../../src/db/migrate.ts';
+import { SessionsRepository } from '../../src/db/repositories/sessions.ts';
+import { TasksRepository } from '../../src/db/repositories/tasks.ts';
+import { UsersRepository } from '../../src/db/repositories/users.ts';
+import { seedDemo } from '../../src/db/seed.ts';
+import {
+  closeTestDatabases,
+  type DatabaseKind,
+  privateTestDatabase,
+  TEST_PASSWORD_HASH_COST,
+  type TestDatabase,
+  testDatabase,
+} from '../helpers/database.ts';
+import { skipUnless } from '../helpers/services.ts';
+
+after(closeTestDatabases);
+
+const skipPostgres = await skipUnless('postgres');
+const HOUR = 3_600_000;
+
+const assignees = async (db: Database, ids: number[]) =>
+  (
+    await db.query<{ assignee_id: number | null }>(
+      'SELECT assignee_id FROM tasks WHERE id = ANY($1::int[]) ORDER BY id',
+      [ids],
+    )
+  ).map((row) => row.assignee_id);
+
+for (const kind of ['embedded', 'postgres'] as const satisfies readonly DatabaseKind[]) {
+  const skip = kind === 'postgres' && skipPostgres;
+  let database: TestDatabase;
+  const shared = async () => {
+    database = await testDatabase(kind);
+    await database.reset();
+  };
+
+  describe(`TasksRepository (${kind})`, { skip }, () => {
+    beforeEach(shared);
+
+    it('lists by ascending id, filtered, from after an id, up to a limit', async () => {
+      const tasks = new TasksRepository(database.db);
+      assert.deepEqual(
+        (await tasks.list({ limit: 3 })).map((task) => task.id),
+        [1, 2, 3],
+      );
+      assert.deepEqual(
+        (await tasks.list({ limit: 3, afterId: 198 })).map((task) => task.id),
+        [199, 200],
+      );
+      const filtered = await tasks.list({ limit: 200, assigneeId: 2, clientId: 1, status: 'in_progress' });
+      assert.ok(filtered.length > 0);
+      for (const task of filtered)
+        assert.deepEqual([task.assigneeId, task.clientId, task.status], [2, 1, 'in_progress']);
+      assert.deepEqual(await tasks.list({ limit: 10, afterId: 200 }), []);
+    });
+
+    it('finds one task with its fields, or null', async () => {
+      const tasks = new TasksRepository(database.db);
+      const task = await tasks.find(7);
+      assert.ok(task);
+      assert.equal(task.id, 7);
+      assert.equal(task.assigneeId, null); // every seventh demo task starts unassigned
+      assert.equal(typeof task.title, 'string');
+      assert.equal(new Date(task.updatedAt).toISOString(), task.updatedAt);
+      assert.equal(await tasks.find(201), null);
+    });
+
+    it('reassigns in one statement, reporting duplicates and missing tasks in input order', async () => {
+      const tasks = new TasksRepository(database.db);
+      const outcome = await tasks.bulkReassign([3, 500, 3, 6, 500], 1);
+      assert.deepEqual(outcome, {
+        kind: 'done',
+        results: [
+          { taskId: 3, outcome: 'reassigned' },
+          { taskId: 500, outcome: 'NOT_FOUND' },
+          { taskId: 3, outcome: 'DUPLICATE' },
+          { taskId: 6, outcome: 'reassigned' },
+          { taskId: 500, outcome: 'DUPLICATE' },
+        ],
+      });
+      assert.deepEqual(await assignees(database.db, [3, 6]), [1, 1]);
+    });
+
+    it('counts a task already assigned to the target as reassigned', async () => {
+      const tasks = new TasksRepository(database.db);
+      const [current] = await assignees(database.db, [1]);
+      const outcome = await tasks.bulkReassign([1], current!);
+      assert.deepEqual(outcome, { kind: 'done', results: [{ taskId: 1, outcome: 'reassigned' }] });
+    });
+
+    it('changes nothing for an unknown assignee or one who is not an employee', async () => {
+      const tasks = new TasksRepository(database.db);
+      const before = await assignees(database.db, [1, 2, 3]);
+      for (const assigneeId of [999, 4]) {
+        assert.deepEqual(await tasks.bulkReassign([1, 2, 3], assigneeId), { kind: 'assignee-not-found' });
+      }
+      assert.deepEqual(await assignees(database.db, [1, 2, 3]), before);
+    });
+  });
+
+  describe(`UsersRepository (${kind})`, { skip }, () => {
+    beforeEach(shared);
+
+    it('finds credentials by email whatever its case, and lists only employees', async () => {
+      const users = new UsersRepository(database.db);
+      const found = await users.findCredentials('BOB@example.com');
+      assert.ok(found);
+      assert.deepEqual(found.user, { id: 2, email: 'bob@example.com', name: 'Bob Nguyen', role: 'employee' });
+      assert.match(found.passwordHash, /^scrypt\$/);
+      assert.equal(await users.findCredentials('nobody@example.com'), null);
+      const employees = await users.listEmployees();
+      assert.deepEqual(employees.map((user) => user.id).sort(), [1, 2, 3]);
+    });
+  });
+
+  describe(`SessionsRepository (${kind})`, { skip }, () => {
+    beforeEach(shared);
+
+    it('creates, finds until expiry, and deletes sessions', async () => {
+      const sessions = new SessionsRepository(database.db);
+      const now = Date.UTC(2030, 0, 1);
+      await sessions.create('hash-a', 1, new Date(now + HOUR));
+      await sessions.create('hash-b', 4, new Date(now + 2 * HOUR));
+      const found = await sessions.find('hash-a', new Date(now));
+      assert.deepEqual(found, {
+        user: { id: 1, email: 'alice@example.com', name: 'Alice Martin', role: 'employee' },
+        expiresAt: now + HOUR,
+      });
+      assert.equal(await sessions.find('hash-a', new Date(now + HOUR)), null, 'expired at expiresAt');
+      assert.equal(await sessions.find('unknown', new Date(now)), null);
+      await sessions.delete('hash-a');
+      assert.equal(await sessions.find('hash-a', new Date(now)), null);
+      assert.equal((await sessions.find('hash-b', new Date(now)))?.user.role, 'admin');
+    });
+
+    it('deletes expired sessions only', async () => {
+      const sessions = new SessionsRepository(database.db);
+      const now = Date.UTC(2030, 0, 1);
+      await sessions.create('old', 1, new Date(now - 1));
+      await sessions.create('new', 1, new Date(now + HOUR));
+      assert.equal(await sessions.deleteExpired(new Date(now)), 1);
+      assert.ok(await sessions.find('new', new Date(now)));
+    });
+  });
+
+  describe(`migrations and seed (${kind})`, { skip }, () => {
+    it('skips the seed when the database is not empty', async () => {
+      const { db } = await testDatabase(kind);
+      assert.equal(await seedDemo(db, TEST_PASSWORD_HASH_COST), false);
+      const [row] = await db.query<{ count: number }>('SELECT count(*)::int AS count FROM users');
+      assert.equal(row!.count, 4);
+    });
+
+    it('applies each migration once when run twice', async () => {
+      const fresh = await privateTestDatabase(kind, { prepared: false });
+      try {
+        assert.deepEqual(await migrate(fresh.db), ['001_initial.sql']);
+        assert.deepEqual(await migrate(fresh.db), []);
+      } finally {
+        await fresh.close();
+      }
+    });
+
+    it('migrates and seeds once when two connections start at the same time', async () => {
+      const fresh = await privateTestDatabase(kind, { prepared: false });
+      // PGlite is one connection, so two callers share it; PostgreSQL gets a second pool.
+      const second = fresh.url ? await openDatabase({ databaseUrl: fresh.url, dataDir: '' }) : fresh.db;
+      try {
+        const seeded: boolean[] = [];
+        const seed = async (connection: Parameters<typeof seedDemo>[0]) => {
+          seeded.push(await seedDemo(connection, TEST_PASSWORD_HASH_COST));
+        };
+        const applied = await Promise.all([migrate(fresh.db, seed), migrate(second, seed)]);
+        assert.deepEqual(applied.flat(), ['001_initial.sql']);
+        assert.deepEqual(seeded.sort(), [false, true]);
+        const [users] = await fresh.db.query<{ count: number }>('SELECT count(*)::int AS count FROM users');
+        const [tasks] = await fresh.db.query<{ count: number }>('SELECT count(*)::int AS count FROM tasks');
+        assert.deepEqual([users!.count, tasks!.count], [4, 200]);
+      } finally {
+        if (second !== fresh.db) await second.close();
+        await fresh.close();
+      }
+    });
+  });
+}

@@ -1,0 +1,233 @@
+// loadConfig: the contract's defaults, and one error naming every invalid variable and its expected form.
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+import { closeTestDatabases } from '../helpers/database.ts';
+
+after(closeTestDatabases); // none is opened here; kept so that every test file ends the same way
+
+const SECRET = 's'.repeat(32);
+
+/** The problems loadConfig reports for `env`; fails the test when it does not throw a ConfigError. */
+function problemsOf(env: Record<string, string>): readonly string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, String(error));
+    assert.ok(error.problems.every((problem) => error.message.includes(problem)));
+    return error.problems;
+  }
+  assert.fail(`no error for ${JSON.stringify(env)}`);
+}
+
+describe('loadConfig defaults', () => {
+  it('uses the defaults of the contract when nothing is set', () => {
+    const config = loadConfig({});
+    assert.equal(config.env, 'development');
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.port, 3000);
+    assert.equal(config.dataDir, './data');
+    assert.equal(config.databaseUrl, null);
+    assert.equal(config.redis.url, null);
+    assert.equal(config.seedDemo, true);
+    assert.deepEqual(config.trustProxy, { kind: 'none' });
+    const { bulk, authenticated, unauthenticated, loginAccount, loginIp, ipv6Prefix, storeFailure } =
+      config.rateLimits;
+    const fifteenMinutes = 15 * 60_000;
+    assert.deepEqual(bulk, { limit: 30, windowMs: fifteenMinutes });
+    assert.deepEqual(authenticated, { limit: 1000, windowMs: fifteenMinutes });
+    assert.deepEqual(unauthenticated, { limit: 100, windowMs: fifteenMinutes });
+    assert.deepEqual(loginAccount, { limit: 10, windowMs: fifteenMinutes });
+    assert.deepEqual(loginIp, { limit: 100, windowMs: fifteenMinutes });
+    assert.equal(ipv6Prefix, 64);
+    assert.equal(storeFailure, 'local');
+  });
+
+  it('makes a random session secret in development, and says so', () => {
+    const first = loadConfig({});
+    assert.equal(first.sessionSecretGenerated, true);
+    assert.ok(first.sessionSecret.length >= 32);
+    assert.notEqual(loadConfig({}).sessionSecret, first.sessionSecret);
+    assert.equal(loadConfig({ SESSION_SECRET: SECRET }).sessionSecretGenerated, false);
+  });
+
+  it('returns a frozen config', () => {
+    const config = loadConfig({});
+    assert.ok(Object.isFrozen(config));
+    assert.ok(Object.isFrozen(config.rateLimits));
+    assert.ok(Object.isFrozen(config.rateLimits.bulk));
+    assert.ok(Object.isFrozen(config.redis));
+  });
+
+  it('turns the demo seed off with SEED_DEMO=false', () => {
+    assert.equal(loadConfig({ SEED_DEMO: 'false' }).seedDemo, false);
+  });
+});
+
+describe('loadConfig rate-limit budgets', () => {
+  const budgets = {
+    RATE_LIMIT_BULK: 'bulk',
+    RATE_LIMIT_AUTHENTICATED: 'authenticated',
+    RATE_LIMIT_UNAUTHENTICATED: 'unauthenticated',
+    RATE_LIMIT_LOGIN_ACCOUNT: 'loginAccount',
+    RATE_LIMIT_LOGIN_IP: 'loginIp',
+  } as const;
+
+  it('reads <count>/<duration> with the units ms, s, m and h', () => {
+    const cases = {
+      '30/15m': [30, 900_000],
+      '5/2s': [5, 2000],
+      '100/1h': [100, 3_600_000],
+      '7/250ms': [7, 250],
+    };
+    for (const [name, field] of Object.entries(budgets)) {
+      for (const [text, [limit, windowMs]] of Object.entries(cases)) {
+        assert.deepEqual(
+          loadConfig({ [name]: text }).rateLimits[field],
+          { limit, windowMs },
+          `${name}=${text}`,
+        );
+      }
+    }
+  });
+
+  it('names the variable and the expected form for every invalid budget', () => {
+    const invalid = [
+      '30',
+      '30/',
+      '/15m',
+      '30/15',
+      '0/15m',
+      '30/0m',
+      '-1/15m',
+      '1.5/15m',
+      '30/15d',
+      '30/15M',
+      'abc',
+      '30 per 15m',
+    ];
+    for (const name of Object.keys(budgets)) {
+      for (const value of invalid) {
+        const problems = problemsOf({ [name]: value });
+        assert.equal(problems.length, 1, `${name}=${value}`);
+        assert.ok(problems[0]!.includes(name), problems[0]);
+        assert.ok(problems[0]!.includes('<count>/<duration>'), problems[0]);
+      }
+    }
+  });
+
+  it('names RATE_LIMIT_IPV6_PREFIX and RATE_LIMIT_STORE_FAILURE when they are invalid', () => {
+    for (const [name, value] of [
+      ['RATE_LIMIT_IPV6_PREFIX', '0'],
+      ['RATE_LIMIT_IPV6_PREFIX', '129'],
+      ['RATE_LIMIT_IPV6_PREFIX', '/64'],
+      ['RATE_LIMIT_STORE_FAILURE', 'sometimes'],
+    ]) {
+      const problems = problemsOf({ [name!]: value! });
+      assert.equal(problems.length, 1);
+      assert.ok(problems[0]!.includes(name!), problems[0]);
+    }
+    assert.equal(loadConfig({ RATE_LIMIT_IPV6_PREFIX: '56' }).rateLimits.ipv6Prefix, 56);
+    for (const mode of ['local', 'open', 'closed'] as const) {
+      assert.equal(loadConfig({ RATE_LIMIT_STORE_FAILURE: mode }).rateLimits.storeFailure, mode);
+    }
+  });
+
+  it('reports several invalid variables in one error', () => {
+    const problems = problemsOf({
+      RATE_LIMIT_BULK: 'x',
+      RATE_LIMIT_LOGIN_IP: '5',
+      PORT: 'eighty',
+      REDIS_URL: 'http://x',
+    });
+    assert.equal(problems.length, 4);
+    for (const name of ['RATE_LIMIT_BULK', 'RATE_LIMIT_LOGIN_IP', 'PORT', 'REDIS_URL']) {
+      assert.ok(
+        problems.some((problem) => problem.includes(name)),
+        `${name} is named`,
+      );
+    }
+  });
+});
+
+describe('loadConfig SESSION_SECRET', () => {
+  it('is required when NODE_ENV=production', () => {
+    const problems = problemsOf({ NODE_ENV: 'production' });
+    assert.ok(problems.some((problem) => problem.includes('SESSION_SECRET')));
+    const config = loadConfig({ NODE_ENV: 'production', SESSION_SECRET: SECRET });
+    assert.equal(config.sessionSecret, SECRET);
+    assert.equal(config.sessionSecretGenerated, false);
+  });
+
+  it('must be at least 32 characters', () => {
+    for (const env of ['development', 'production']) {
+      const problems = problemsOf({ NODE_ENV: env, SESSION_SECRET: 'short' });
+      assert.ok(problems.some((problem) => problem.includes('SESSION_SECRET')));
+    }
+  });
+});
+
+describe('loadConfig TRUST_PROXY', () => {
+  it('trusts no proxy when unset, empty, false or 0', () => {
+    for (const value of [undefined, '', 'false', '0']) {
+      const env: Record<string, string> = value === undefined ? {} : { TRUST_PROXY: value };
+      assert.deepEqual(loadConfig(env).trustProxy, { kind: 'none' }, String(value));
+    }
+  });
+
+  it('reads a hop count', () => {
+    assert.deepEqual(loadConfig({ TRUST_PROXY: '1' }).trustProxy, { kind: 'hops', hops: 1 });
+    assert.deepEqual(loadConfig({ TRUST_PROXY: '3' }).trustProxy, { kind: 'hops', hops: 3 });
+  });
+
+  it('reads a comma list of addresses and CIDRs, IPv4 and IPv6', () => {
+    const trust = loadConfig({ TRUST_PROXY: '10.0.0.0/8, 192.168.1.7,::1,fd00::/8' }).trustProxy;
+    assert.equal(trust.kind, 'list');
+    if (trust.kind !== 'list') return;
+    assert.ok(trust.list.check('10.20.30.40', 'ipv4'));
+    assert.ok(trust.list.check('192.168.1.7', 'ipv4'));
+    assert.ok(!trust.list.check('192.168.1.8', 'ipv4'));
+    assert.ok(trust.list.check('::1', 'ipv6'));
+    assert.ok(trust.list.check('fd12::1', 'ipv6'));
+  });
+
+  it('names TRUST_PROXY when it is neither', () => {
+    for (const value of [
+      'yes',
+      'true',
+      '10.0.0.0/33',
+      '999.1.1.1',
+      '10.0.0.1/8/1',
+      '10.0.0.1,,',
+      'proxy.local',
+    ]) {
+      const problems = problemsOf({ TRUST_PROXY: value });
+      assert.equal(problems.length, 1, value);
+      assert.ok(problems[0]!.includes('TRUST_PROXY'), problems[0]);
+    }
+  });
+});
+
+describe('loadConfig service URLs', () => {
+  it('accepts redis:// and rediss:// in REDIS_URL, and names REDIS_URL for any other', () => {
+    assert.equal(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).redis.url, 'redis://127.0.0.1:6379');
+    assert.equal(
+      loadConfig({ REDIS_URL: 'rediss://cache.example:6380' }).redis.url,
+      'rediss://cache.example:6380',
+    );
+    for (const value of ['http://127.0.0.1:6379', '127.0.0.1:6379', 'not a url', 'postgres://x/y']) {
+      const problems = problemsOf({ REDIS_URL: value });
+      assert.ok(problems[0]!.includes('REDIS_URL'), problems[0]);
+    }
+  });
+
+  it('accepts postgres:// and postgresql:// in DATABASE_URL, and names DATABASE_URL for any other', () => {
+    for (const url of ['postgres://user@db.example:5432/portal', 'postgresql://db.example/portal']) {
+      assert.equal(loadConfig({ DATABASE_URL: url }).databaseUrl, url);
+    }
+    for (const value of ['mysql://db/portal', 'db.example:5432', 'redis://x', 'file:./data']) {
+      const problems = problemsOf({ DATABASE_URL: value });
+      assert.ok(problems[0]!.includes('DATABASE_URL'), problems[0]);
+    }
+  });
+});

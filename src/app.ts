@@ -16,6 +16,7 @@ import { authorizationPlugin } from './http/plugins/authorization.ts';
 import { csrfPlugin } from './http/plugins/csrf.ts';
 import { registerDocs } from './http/plugins/docs.ts';
 import { frameworkErrors, registerErrorHandlers } from './http/plugins/error-handler.ts';
+import { portalPlugin } from './http/plugins/portal.ts';
 import { rateLimitPlugin } from './http/plugins/rate-limit.ts';
 import { securityHeadersPlugin } from './http/plugins/security-headers.ts';
 import { sessionPlugin } from './http/plugins/session.ts';
@@ -119,6 +120,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   registerErrorHandlers(app);
   for (const routes of [authRoutes, taskRoutes, rateLimitRoutes, healthRoutes])
     await app.register(routes, { services });
+  await app.register(portalPlugin);
   return app;
 }
 

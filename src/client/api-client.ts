@@ -1,0 +1,280 @@
+// The typed API client: fetch-based, for the portal page and for any TypeScript consumer (browser or Node).
+import { ApiError } from './api-error.ts';
+import type { CookieJar } from './cookie-jar.ts';
+import { parseRateLimit, parseRetryAfter, type RateLimitState } from './rate-limit-headers.ts';
+import type { BulkReassignResult, ControlReport, Task, TaskFilters, TaskPage, User } from './types.ts';
+
+/** Waiting out a 429 once, for idempotent (GET) calls only. */
+export interface RetryPolicy {
+  /** Longer waits than this are not worth blocking on: the 429 is thrown at once. Default 60. */
+  readonly maxWaitSeconds: number;
+}
+
+export interface ApiClientOptions {
+  /** The API's origin, such as `http://127.0.0.1:3000`; empty (the default) means the page's own origin. */
+  readonly baseUrl?: string;
+  readonly fetch?: typeof fetch;
+  /** Keeps the session and CSRF cookies where fetch does not (Node); leave unset in browsers. */
+  readonly cookieJar?: CookieJar;
+  /** Default for GET calls: `true` or a policy to wait `Retry-After` and retry once; off by default. */
+  readonly retry?: boolean | RetryPolicy;
+  /** Told every rate-limit state a response reports, successes and 429s alike. */
+  readonly onRateLimit?: (state: RateLimitState) => void;
+  /** How to wait before a retry; tests pass one that moves a fake clock instead. */
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  readonly now?: () => number;
+}
+
+export interface CallOptions {
+  readonly signal?: AbortSignal;
+  /** GET calls only: overrides the client's `retry` default for this call. */
+  readonly retry?: boolean | RetryPolicy;
+}
+
+export interface BulkReassignOutcome extends BulkReassignResult {
+  /** The bulk budget after this request (`task-bulk`), from the response headers. */
+  readonly rateLimit: RateLimitState | null;
+}
+
+interface Request {
+  readonly method: 'GET' | 'POST' | 'PATCH';
+  readonly path: string;
+  readonly query?: Record<string, string | number | undefined>;
+  readonly body?: unknown;
+  readonly options?: CallOptions;
+}
+
+interface Answer<T> {
+  readonly data: T;
+  readonly rateLimit: RateLimitState | null;
+}
+
+const DEFAULT_RETRY: RetryPolicy = { maxWaitSeconds: 60 };
+
+export class ApiClient {
+  private token: string | null = null;
+  private readonly latest = new Map<string, RateLimitState>();
+  private readonly baseUrl: string;
+  private readonly fetch: typeof fetch;
+  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  private readonly now: () => number;
+
+  constructor(private readonly options: ApiClientOptions = {}) {
+    this.baseUrl = (options.baseUrl ?? '').replace(/\/+$/, '');
+    // Wrapped, not stored bare: browsers refuse `fetch` called with another object as `this`.
+    this.fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.sleep = options.sleep ?? sleep;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** The CSRF token unsafe calls send; null until `csrf()` or `login()`. */
+  get csrfToken(): string | null {
+    return this.token;
+  }
+
+  /** The last rate-limit state a response reported for `policy` (`task-bulk`, …), if any. */
+  rateLimitState(policy: string): RateLimitState | null {
+    return this.latest.get(policy) ?? null;
+  }
+
+  /** Fetches the CSRF token (and the cookie behind it) for the unsafe calls that follow. */
+  async csrf(options?: CallOptions): Promise<string> {
+    const { data } = await this.send<{ csrfToken: string }>({
+      method: 'GET',
+      path: '/api/csrf-token',
+      options,
+    });
+    this.token = data.csrfToken;
+    return this.token;
+  }
+
+  /** Signs in; fetches a CSRF token first if there is none, and keeps the new one the login hands out. */
+  async login(email: string, password: string, options?: CallOptions): Promise<User> {
+    if (this.token === null) await this.csrf(options);
+    const { data } = await this.send<{ user: User; csrfToken: string }>({
+      method: 'POST',
+      path: '/api/auth/login',
+      body: { email, password },
+      options,
+    });
+    this.token = data.csrfToken;
+    return data.user;
+  }
+
+  /** Signs out; the server ends the session. */
+  async logout(options?: CallOptions): Promise<void> {
+    await this.send<void>({ method: 'POST', path: '/api/auth/logout', options });
+    this.token = null;
+  }
+
+  async me(options?: CallOptions): Promise<User> {
+    return (await this.send<{ user: User }>({ method: 'GET', path: '/api/auth/me', options })).data.user;
+  }
+
+  /** One page of tasks, oldest id first; pass the page's `nextCursor` as `cursor` for the next one. */
+  async tasks(filters: TaskFilters = {}, options?: CallOptions): Promise<TaskPage> {
+    const { assigneeId, clientId, status, limit, cursor } = filters;
+    const { data } = await this.send<TaskPage>({
+      method: 'GET',
+      path: '/api/employee/tasks',
+      query: { assigneeId, clientId, status, limit, cursor },
+      options,
+    });
+    return data;
+  }
+
+  async task(id: number, options?: CallOptions): Promise<Task> {
+    const path = `/api/employee/tasks/${encodeURIComponent(id)}`;
+    return (await this.send<{ task: Task }>({ method: 'GET', path, options })).data.task;
+  }
+
+  /** The employees tasks can be reassigned to. */
+  async employees(options?: CallOptions): Promise<User[]> {
+    const path = '/api/employee/employees';
+    return (await this.send<{ employees: User[] }>({ method: 'GET', path, options })).data.employees;
+  }
+
+  /**
+   * Reassigns up to 50 tasks at once. Never retried after a 429 (it is not idempotent in what it
+   * spends); the thrown ApiError carries `retryAfter` and the bulk budget.
+   */
+  async bulkReassign(
+    taskIds: readonly number[],
+    assigneeId: number,
+    options?: CallOptions,
+  ): Promise<BulkReassignOutcome> {
+    const { data, rateLimit } = await this.send<BulkReassignResult>({
+      method: 'PATCH',
+      path: '/api/employee/tasks/bulk',
+      body: { taskIds, assigneeId },
+      options,
+    });
+    return { ...data, rateLimit };
+  }
+
+  /** The caller's budgets under every control that applies to it; spends nothing. */
+  async rateLimits(options?: CallOptions): Promise<ControlReport[]> {
+    const path = '/api/rate-limits';
+    return (await this.send<{ controls: ControlReport[] }>({ method: 'GET', path, options })).data.controls;
+  }
+
+  /** One call, with at most one retry: after a 429 on a GET (when allowed), or after a stale CSRF token. */
+  private async send<T>(request: Request): Promise<Answer<T>> {
+    try {
+      return await this.attempt<T>(request);
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      const signal = request.options?.signal;
+      const wait = this.retryWait(request, error);
+      if (wait !== null) {
+        await this.sleep(wait * 1000, signal);
+        return this.attempt<T>(request);
+      }
+      // Another tab may have signed in or out since our token was issued: fetch the current one.
+      if (error.code === 'CSRF_INVALID' && request.method !== 'GET') {
+        await this.csrf({ signal });
+        return this.attempt<T>(request);
+      }
+      throw error;
+    }
+  }
+
+  /** Seconds to wait before retrying `request` after `error`, or null to throw it. */
+  private retryWait(request: Request, error: ApiError): number | null {
+    if (request.method !== 'GET' || error.status !== 429 || error.retryAfter === null) return null;
+    const setting = request.options?.retry ?? this.options.retry ?? false;
+    if (setting === false) return null;
+    const policy = setting === true ? DEFAULT_RETRY : setting;
+    return error.retryAfter <= policy.maxWaitSeconds ? error.retryAfter : null;
+  }
+
+  private async attempt<T>({ method, path, query, body, options }: Request): Promise<Answer<T>> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (method !== 'GET' && this.token !== null) headers['x-csrf-token'] = this.token;
+    const cookie = this.options.cookieJar?.header();
+    if (cookie) headers.cookie = cookie;
+
+    let response: Response;
+    try {
+      response = await this.fetch(this.baseUrl + path + queryString(query), {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        credentials: 'same-origin',
+        signal: options?.signal,
+      });
+    } catch (cause) {
+      if (options?.signal?.aborted) throw cause;
+      throw new ApiError({
+        status: 0,
+        code: 'NETWORK_ERROR',
+        message: 'The API could not be reached.',
+        cause,
+      });
+    }
+    const now = this.now();
+    this.options.cookieJar?.store(response.headers.getSetCookie?.() ?? [], now);
+    const rateLimit = parseRateLimit(response.headers, now);
+    if (rateLimit) {
+      if (rateLimit.policy) this.latest.set(rateLimit.policy, rateLimit);
+      this.options.onRateLimit?.(rateLimit);
+    }
+    if (response.ok) {
+      const data = (response.status === 204 ? undefined : await response.json()) as T;
+      return { data, rateLimit };
+    }
+    throw await toApiError(response, rateLimit, now);
+  }
+}
+
+async function toApiError(
+  response: Response,
+  rateLimit: RateLimitState | null,
+  now: number,
+): Promise<ApiError> {
+  let body: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = await response.json();
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
+      body = parsed as Record<string, unknown>;
+  } catch {
+    // Not JSON: a proxy's error page, say. The status still tells what happened.
+  }
+  const fromBody = typeof body.retryAfter === 'number' ? body.retryAfter : null;
+  return new ApiError({
+    status: response.status,
+    code: typeof body.code === 'string' ? body.code : 'UNEXPECTED_RESPONSE',
+    message:
+      typeof body.message === 'string'
+        ? body.message
+        : `The API answered ${response.status} ${response.statusText}`.trim(),
+    retryAfter: parseRetryAfter(response.headers.get('retry-after'), now) ?? fromBody,
+    rateLimit,
+    body,
+  });
+}
+
+function queryString(query: Request['query']): string {
+  if (!query) return '';
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, String(value));
+  const text = params.toString();
+  return text ? `?${text}` : '';
+}
+
+/** setTimeout as a promise that an AbortSignal can cut short. */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

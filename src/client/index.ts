@@ -1,0 +1,17 @@
+// The typed API client's public surface: import from here.
+export {
+  ApiClient,
+  type ApiClientOptions,
+  type BulkReassignOutcome,
+  type CallOptions,
+  type RetryPolicy,
+} from './api-client.ts';
+export { ApiError, type ApiErrorCode, isApiError } from './api-error.ts';
+export { type CookieJar, MemoryCookieJar } from './cookie-jar.ts';
+export {
+  type HeaderSource,
+  parseRateLimit,
+  parseRetryAfter,
+  type RateLimitState,
+} from './rate-limit-headers.ts';
+export * from './types.ts';

@@ -1,0 +1,304 @@
+// The portal in a real browser (Debian's Chromium via playwright-core): sign in, reassign, and the limits as people see them.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it, type TestContext } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import Fastify from 'fastify';
+import { chromium, type Page } from 'playwright-core';
+import { buildApp } from '../../src/app.ts';
+import { ApiClient, MemoryCookieJar } from '../../src/client/index.ts';
+import { systemClock } from '../../src/clock.ts';
+import { portalPlugin } from '../../src/http/plugins/portal.ts';
+import { ensurePortalBuilt } from '../../web/build.ts';
+import { DEMO_PASSWORD, testConfig } from '../helpers/app.ts';
+import { closeTestDatabases, testDatabase } from '../helpers/database.ts';
+import { servicesRequired } from '../helpers/services.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ALICE = 'alice@example.com';
+const BOB = { id: 2, name: 'Bob Nguyen' };
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Skip without Chromium, unless CI requires it (REQUIRE_SERVICES=1): then the tests fail. */
+function skipWithoutChromium(): string | false {
+  if (existsSync(CHROMIUM) || servicesRequired) return false;
+  const message = `Chromium is not installed at ${CHROMIUM} (apt-get install chromium)`;
+  console.log(`# skipped: ${message}; set REQUIRE_SERVICES=1 to make this a failure`);
+  return message;
+}
+
+/**
+ * The real app on a free port, on the real clock: the countdowns here are waited out for real,
+ * because the browser's timers cannot be moved together with a fake server clock.
+ */
+async function startPortal(t: TestContext, env: Record<string, string> = {}): Promise<string> {
+  const database = await testDatabase('embedded');
+  await database.reset();
+  const app = await buildApp(testConfig(env), { clock: systemClock, database: database.db });
+  t.after(() => app.close());
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+}
+
+/** A headless Chromium with a fresh profile; collects script errors and CSP violations to assert on. */
+async function openBrowser(t: TestContext, viewport = { width: 1024, height: 700 }) {
+  const profile = await mkdtemp(join(tmpdir(), 'portal-e2e-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+    ],
+  });
+  t.after(async () => {
+    await context.close();
+    await rm(profile, { recursive: true, force: true });
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  page.setDefaultTimeout(10_000);
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('console', (message) => {
+    // A 401 or 429 is logged by the browser as a failed resource; those are expected here.
+    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
+      problems.push(`console: ${message.text()}`);
+  });
+  t.after(() => assert.deepEqual(problems, [], 'no script errors or CSP violations'));
+  return page;
+}
+
+async function submitLogin(page: Page, email: string, password: string): Promise<void> {
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+async function signIn(page: Page, base: string): Promise<void> {
+  await page.goto(`${base}/`);
+  await submitLogin(page, ALICE, DEMO_PASSWORD);
+  await page.getByRole('heading', { name: 'Tasks', level: 1 }).waitFor();
+}
+
+/** Waits until the element holds text matching `text`. */
+const waitForText = (page: Page, selector: string, text: string | RegExp, timeout = 5000) =>
+  page.locator(selector, { hasText: text }).waitFor({ timeout });
+
+const taskCheckbox = (page: Page, id: number) =>
+  page.getByRole('checkbox', { name: new RegExp(`^Select task ${id}:`) });
+
+const assigneeOf = (page: Page, id: number) =>
+  page.locator(`tr[data-task-id="${id}"] td.assignee`).textContent();
+
+describe('the portal', { skip: skipWithoutChromium() }, () => {
+  before(async () => {
+    assert.ok(existsSync(CHROMIUM), `Chromium is required (REQUIRE_SERVICES=1) but missing at ${CHROMIUM}`);
+    await ensurePortalBuilt({ quiet: true });
+  });
+  after(closeTestDatabases);
+
+  it('signs in, reassigns three tasks, and shows the new assignees after a reload', {
+    timeout: 60_000,
+  }, async (t) => {
+    const base = await startPortal(t);
+    const page = await openBrowser(t);
+    await signIn(page, base);
+    await waitForText(page, '#bulk-budget', '30 of 30 bulk reassignments left in this 15-minute window.');
+
+    // Tasks 2, 3 and 5 start with Carol, Alice and Carol.
+    for (const id of [2, 3, 5]) await taskCheckbox(page, id).check();
+    await waitForText(page, '#selection-status', '3 of at most 50 selected.');
+    await page.getByLabel('New assignee').selectOption({ label: BOB.name });
+    await page.getByRole('button', { name: 'Reassign 3 tasks' }).click();
+    await waitForText(page, '#bulk-outcome', `3 succeeded, 0 failed. Reassigned to ${BOB.name}.`);
+    await waitForText(page, '#bulk-budget', '29 of 30 bulk reassignments left in this 15-minute window.');
+
+    await mkdir(join(REPO, 'test-results'), { recursive: true });
+    await page.screenshot({ path: join(REPO, 'test-results', 'tasks-page.png'), fullPage: true });
+    // The README's picture, the top of the page: written when missing, or when UPDATE_SCREENSHOTS=1.
+    const docsShot = join(REPO, 'docs', 'tasks-page.png');
+    if (!existsSync(docsShot) || process.env.UPDATE_SCREENSHOTS === '1') {
+      await mkdir(join(REPO, 'docs'), { recursive: true });
+      await page.screenshot({
+        path: docsShot,
+        fullPage: true,
+        clip: { x: 0, y: 0, width: 1024, height: 700 },
+      });
+    }
+
+    await page.reload();
+    await page.locator('tr[data-task-id="5"]').waitFor();
+    for (const id of [2, 3, 5]) assert.equal(await assigneeOf(page, id), BOB.name, `task ${id}`);
+    assert.equal(await assigneeOf(page, 6), 'Alice Martin', 'an unselected task keeps its assignee');
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await waitForText(page, 'main', 'You have signed out.');
+    await page.reload();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  });
+
+  it('disables Reassign with a countdown on a 429, and enables it again when the wait is over', {
+    timeout: 60_000,
+  }, async (t) => {
+    const base = await startPortal(t, { RATE_LIMIT_BULK: '2/3s' });
+    const page = await openBrowser(t);
+    await signIn(page, base);
+    await waitForText(page, '#bulk-budget', '2 of 2 bulk reassignments left in this 3-second window.');
+    await taskCheckbox(page, 10).check();
+    await page.getByLabel('New assignee').selectOption({ label: BOB.name });
+    await page.getByRole('button', { name: 'Reassign 1 task' }).click();
+    await waitForText(page, '#bulk-budget', '1 of 2 bulk reassignments left');
+
+    // Alice spends the last one in another session (the budget is per user): the page does not know.
+    const elsewhere = new ApiClient({ baseUrl: base, cookieJar: new MemoryCookieJar() });
+    await elsewhere.login(ALICE, DEMO_PASSWORD);
+    await elsewhere.bulkReassign([11], BOB.id);
+
+    await taskCheckbox(page, 12).check();
+    await page.getByRole('button', { name: 'Reassign 1 task' }).click();
+    await waitForText(page, '#bulk-countdown', /you can reassign again in [123] seconds?\./);
+    await waitForText(page, '#bulk-error', 'You have used all your bulk reassignments for now.');
+    await waitForText(page, '#bulk-budget', '0 of 2 bulk reassignments left');
+    assert.equal(await page.locator('#reassign').isDisabled(), true);
+
+    // Real waiting, about three seconds: the button comes back by itself.
+    await page.locator('#reassign:enabled').waitFor({ timeout: 10_000 });
+    assert.equal(await page.locator('#bulk-countdown').count(), 0);
+    await waitForText(page, '#bulk-outcome', 'You can reassign again.');
+    await page.getByRole('button', { name: 'Reassign 1 task' }).click();
+    await waitForText(page, '#bulk-outcome', '1 succeeded, 0 failed.');
+    await page.locator('tr[data-task-id="12"]').waitFor();
+    assert.equal(await assigneeOf(page, 12), BOB.name);
+  });
+
+  it('says one generic thing for wrong passwords and unknown emails, how long a locked account waits, and keeps the login path open', {
+    timeout: 60_000,
+  }, async (t) => {
+    // The first page load spends the whole unauthenticated budget (GET /api/auth/me answers 401).
+    const base = await startPortal(t, {
+      RATE_LIMIT_LOGIN_ACCOUNT: '2/1m',
+      RATE_LIMIT_UNAUTHENTICATED: '1/1m',
+    });
+    const page = await openBrowser(t);
+    await page.goto(`${base}/`);
+    await submitLogin(page, 'nobody@example.com', DEMO_PASSWORD);
+    await waitForText(page, '#login-error', 'The email or password is not correct.');
+    const unknown = await page.locator('#login-error').textContent();
+    for (let attempt = 0; attempt < 2; attempt++) {
+      await submitLogin(page, ALICE, 'not-the-password');
+      await waitForText(page, '#login-error', 'The email or password is not correct.');
+    }
+    assert.equal(await page.locator('#login-error').textContent(), unknown);
+
+    await submitLogin(page, ALICE, DEMO_PASSWORD);
+    await waitForText(page, '#login-error', 'Too many failed sign-in attempts');
+    await waitForText(page, '#login-error', /This account can try again in (1 minute|[0-9]+ seconds)\./);
+    const signInButton = page.getByRole('button', { name: 'Sign in' });
+    assert.equal(await signInButton.isDisabled(), true);
+    // The lock is on Alice's account only: another account may still sign in from here.
+    await page.getByLabel('Email').fill('bob@example.com');
+    assert.equal(await signInButton.isDisabled(), false);
+
+    // A reload is refused by the spent unauthenticated budget; the login path stays open all the same.
+    await page.reload();
+    await submitLogin(page, 'bob@example.com', DEMO_PASSWORD);
+    await page.getByRole('heading', { name: 'Tasks', level: 1 }).waitFor();
+  });
+
+  it('says so when the per-user API budget runs out, and keeps the page usable', {
+    timeout: 60_000,
+  }, async (t) => {
+    // Signing in spends nothing of it; the Tasks page spends two (employees, tasks), each page one more.
+    const base = await startPortal(t, { RATE_LIMIT_AUTHENTICATED: '3/1m' });
+    const page = await openBrowser(t);
+    await signIn(page, base);
+    await page.locator('tr[data-task-id="1"]').waitFor();
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await page.locator('tr[data-task-id="51"]').waitFor();
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await waitForText(page, '[role="alert"]', 'too many requests in a short time');
+    await waitForText(page, '[role="timer"]', /The tasks will load again in (1 minute|[0-9]+ seconds)\./);
+    assert.equal(await page.locator('tr[data-task-id="51"]').count(), 1, 'the page shown stays');
+    assert.equal(await page.getByRole('heading', { name: 'Tasks', level: 1 }).count(), 1);
+  });
+
+  it('works at 375 px by keyboard, and select-all stops at 50 and says so', {
+    timeout: 60_000,
+  }, async (t) => {
+    const base = await startPortal(t);
+    const page = await openBrowser(t, { width: 375, height: 800 });
+    await page.goto(`${base}/`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(ALICE);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(DEMO_PASSWORD);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Tasks', level: 1 }).waitFor();
+
+    await page.getByLabel('Per page').selectOption('100');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.locator('tr[data-task-id="100"]').waitFor();
+    await page.getByLabel('Select all on this page (at most 50)').check();
+    await waitForText(page, '#selection-status', '50 of at most 50 selected.');
+    await waitForText(page, '#selection-status', 'only 50 are selected, not all 100 on this page');
+    assert.equal(await page.locator('tr.selected').count(), 50);
+    assert.equal(await page.getByRole('button', { name: 'Reassign' }).isDisabled(), true, 'no assignee yet');
+
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `no sideways scrolling at 375 px (overflow ${overflow} px)`);
+  });
+});
+
+describe('serving the portal', () => {
+  before(() => ensurePortalBuilt({ quiet: true }));
+  after(closeTestDatabases);
+
+  it('serves the page at / under the CSP, and hashed assets precompressed and cached for good', async (t) => {
+    const database = await testDatabase('embedded');
+    const app = await buildApp(testConfig(), { database: database.db });
+    t.after(() => app.close());
+    const page = await app.inject({ url: '/' });
+    assert.equal(page.statusCode, 200);
+    assert.match(String(page.headers['content-type']), /^text\/html/);
+    assert.equal(page.headers['cache-control'], 'no-cache');
+    assert.match(String(page.headers['content-security-policy']), /default-src 'self'/);
+    const script = /<script type="module" crossorigin src="(\/assets\/[^"]+\.js)"/.exec(page.body)?.[1];
+    assert.ok(script, 'the page loads its script from a file, not inline');
+    assert.doesNotMatch(page.body, /<script(?![^>]*\ssrc=)[^>]*>/, 'no inline script');
+
+    const asset = await app.inject({ url: script, headers: { 'accept-encoding': 'br, gzip' } });
+    assert.equal(asset.statusCode, 200);
+    assert.equal(asset.headers['content-encoding'], 'br');
+    assert.equal(asset.headers['cache-control'], 'public, max-age=31536000, immutable');
+  });
+
+  it('leaves unknown /api paths to the API: a JSON 404 that spends the generic budget', async (t) => {
+    const database = await testDatabase('embedded');
+    const app = await buildApp(testConfig(), { database: database.db });
+    t.after(() => app.close());
+    const response = await app.inject({ url: '/api/index.html' });
+    assert.equal(response.statusCode, 404);
+    assert.equal(response.json().code, 'NOT_FOUND');
+    assert.equal(response.headers['ratelimit-policy'], '"api-unauthenticated";q=100;w=900');
+  });
+
+  it('answers 503 at / with what to run when the portal is not built', async (t) => {
+    const app = Fastify();
+    t.after(() => app.close());
+    await app.register(portalPlugin, { root: join(tmpdir(), 'no-such-portal-build') });
+    const response = await app.inject({ url: '/' });
+    assert.equal(response.statusCode, 503);
+    assert.match(response.body, /npm run build:web/);
+  });
+});

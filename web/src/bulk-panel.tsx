@@ -1,0 +1,105 @@
+// Reassigning the selection: the assignee picker, the button, the bulk budget, its countdown, the outcome.
+import { useState } from 'preact/hooks';
+import type { BulkReassignResult, RateLimitState, User } from '../../src/client/index.ts';
+import { budgetSentence, duration, FAILURE_REASONS } from './wording.ts';
+
+interface Props {
+  readonly employees: readonly User[];
+  readonly selectedCount: number;
+  readonly budget: RateLimitState | null;
+  /** Seconds until the bulk budget admits again; 0 when it does now. */
+  readonly cooldown: number;
+  readonly busy: boolean;
+  readonly outcome: (BulkReassignResult & { assignee: string }) | null;
+  readonly error: string | null;
+  readonly note: string | null;
+  readonly onReassign: (assigneeId: number) => void;
+}
+
+export function BulkPanel(props: Props) {
+  const { employees, selectedCount, budget, cooldown, busy, outcome, error, note } = props;
+  const [assignee, setAssignee] = useState('');
+  const ready = selectedCount > 0 && assignee !== '' && !busy && cooldown === 0;
+  const label =
+    selectedCount === 0 ? 'Reassign' : `Reassign ${selectedCount} task${selectedCount === 1 ? '' : 's'}`;
+
+  const submit = (event: Event) => {
+    event.preventDefault();
+    if (ready) props.onReassign(Number(assignee));
+  };
+
+  return (
+    <section class="bulk" aria-labelledby="bulk-title">
+      <h2 id="bulk-title">Reassign selected tasks</h2>
+      <form class="bulk-controls" onSubmit={submit}>
+        <div class="field">
+          <label for="bulk-assignee">New assignee</label>
+          <select
+            id="bulk-assignee"
+            value={assignee}
+            onChange={(event) => setAssignee(event.currentTarget.value)}
+          >
+            <option value="">Choose a person</option>
+            {employees.map((employee) => (
+              <option key={employee.id} value={employee.id}>
+                {employee.name}
+              </option>
+            ))}
+          </select>
+        </div>
+        <button id="reassign" type="submit" disabled={!ready} aria-describedby="bulk-hint bulk-budget">
+          {busy ? 'Reassigning…' : label}
+        </button>
+      </form>
+      <p id="bulk-hint" class="hint">
+        {selectedCount === 0
+          ? 'Select the tasks to reassign in the table.'
+          : assignee === ''
+            ? 'Choose who gets the selected tasks.'
+            : `${selectedCount} selected for ${employees.find((e) => String(e.id) === assignee)?.name ?? 'the chosen person'}.`}
+      </p>
+      <p id="bulk-budget">
+        {budget ? budgetSentence(budget) : 'Checking how many bulk reassignments you have left…'}
+      </p>
+      {cooldown > 0 && (
+        <p id="bulk-countdown" role="timer" class="warning">
+          Reassigning is paused until your bulk budget refills: you can reassign again in {duration(cooldown)}
+          .
+        </p>
+      )}
+      <div id="bulk-error" role="alert">
+        {error && <p class="error">{error}</p>}
+      </div>
+      <div id="bulk-outcome" role="status">
+        {note && <p>{note}</p>}
+        {outcome && <Outcome outcome={outcome} />}
+      </div>
+    </section>
+  );
+}
+
+function Outcome({ outcome }: { outcome: BulkReassignResult & { assignee: string } }) {
+  // Keyed by position: one id can fail twice (DUPLICATE).
+  const failures = outcome.results
+    .map((result, position) => ({ ...result, position }))
+    .filter((result) => result.status === 'failed');
+  return (
+    <>
+      <p>
+        <strong>
+          {outcome.succeeded} succeeded, {outcome.failed} failed.
+        </strong>{' '}
+        {outcome.succeeded > 0 && `Reassigned to ${outcome.assignee}.`}
+      </p>
+      {failures.length > 0 && (
+        <ul class="failures">
+          {failures.map((failure) => (
+            <li key={failure.position}>
+              Task {failure.taskId}: {FAILURE_REASONS[failure.reason] ?? failure.reason}
+            </li>
+          ))}
+        </ul>
+      )}
+    </>
+  );
+}

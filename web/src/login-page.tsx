@@ -1,0 +1,110 @@
+// The Login page: CSRF bootstrap, email and password, and refusals (wrong password, too many tries) in plain words.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { type ApiClient, ApiError, type User } from '../../src/client/index.ts';
+import { retryDeadline } from './deadline.ts';
+import { useCountdown } from './use-countdown.ts';
+import { describeError, duration } from './wording.ts';
+
+interface Refusal {
+  readonly text: string;
+  /** When signing in may be tried again (429s), or null. */
+  readonly until: number | null;
+  /** The account the wait applies to, when only that account is locked. */
+  readonly account: string | null;
+}
+
+/** The server keys account locks by the email trimmed and case-folded. */
+const normalise = (email: string) => email.trim().normalize('NFKC').toLowerCase();
+
+interface Props {
+  readonly client: ApiClient;
+  /** Said above the form, e.g. after signing out or when the session ended. */
+  readonly notice: string | null;
+  readonly onSignedIn: (user: User) => void;
+}
+
+export function LoginPage({ client, notice, onSignedIn }: Props) {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [refusal, setRefusal] = useState<Refusal | null>(null);
+  const wait = useCountdown(refusal?.until ?? null);
+  const heading = useRef<HTMLHeadingElement>(null);
+  const passwordInput = useRef<HTMLInputElement>(null);
+
+  useEffect(() => {
+    heading.current?.focus();
+    // The token login needs; if this fails, login fetches one itself.
+    client.csrf().catch(() => {});
+  }, [client]);
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setRefusal(null);
+    try {
+      const user = await client.login(email.trim(), password);
+      onSignedIn(user);
+    } catch (error) {
+      setBusy(false);
+      const accountOnly = error instanceof ApiError && error.rateLimit?.policy === 'login-account';
+      setRefusal({
+        text: describeError(error),
+        until: retryDeadline(error),
+        account: accountOnly ? normalise(email) : null,
+      });
+      setPassword('');
+      passwordInput.current?.focus();
+    }
+  };
+
+  // A lock on one account leaves the form open for another; a lock on the network does not.
+  const locked = wait > 0 && (refusal?.account == null || refusal.account === normalise(email));
+  return (
+    <section class="card narrow" aria-labelledby="login-title">
+      <h1 id="login-title" tabIndex={-1} ref={heading}>
+        Sign in
+      </h1>
+      {notice && <p role="status">{notice}</p>}
+      <form onSubmit={submit}>
+        <div class="field">
+          <label for="email">Email</label>
+          <input
+            id="email"
+            type="email"
+            autocomplete="username"
+            required
+            value={email}
+            onInput={(event) => setEmail(event.currentTarget.value)}
+          />
+        </div>
+        <div class="field">
+          <label for="password">Password</label>
+          <input
+            id="password"
+            type="password"
+            autocomplete="current-password"
+            required
+            ref={passwordInput}
+            value={password}
+            onInput={(event) => setPassword(event.currentTarget.value)}
+          />
+        </div>
+        <div id="login-error" role="alert">
+          {refusal && <p class="error">{refusal.text}</p>}
+          {refusal?.until != null &&
+            (wait > 0 ? (
+              <p role="timer">
+                {refusal.account ? 'This account can' : 'You can'} try again in {duration(wait)}.
+              </p>
+            ) : (
+              <p>You can try again now.</p>
+            ))}
+        </div>
+        <button type="submit" disabled={busy || locked}>
+          {busy ? 'Signing in…' : 'Sign in'}
+        </button>
+      </form>
+    </section>
+  );
+}

@@ -55,7 +55,7 @@ export function loadConfig(env: Env = process.env): Config {
     const raw = env[name] === undefined || env[name] === '' ? fallback : (env[name] as string);
     const value = parse(raw);
     if (value === null) {
-      problems.push(`${name}=${JSON.stringify(raw)} is invalid: expected ${form}`);
+      problems.push(`${name}=${JSON.stringify(withoutPassword(raw))} is invalid: expected ${form}`);
       return undefined as T;
     }
     return value;
@@ -145,6 +145,11 @@ export function loadConfig(env: Env = process.env): Config {
     );
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(config);
+}
+
+/** Hides the password of a URL-like value (`redis://:secret@host` → `redis://:***@host`) in messages. */
+function withoutPassword(value: string): string {
+  return value.replace(/^([a-z][\w+.-]*:\/\/[^:/@]*:)[^@]*@/i, '$1***@');
 }
 
 const nonEmpty = (v: string): string | null => (v.trim() ? v.trim() : null);

@@ -35,6 +35,12 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }
 
+/** Whether a stored hash was made at another cost than `log2N` (and should be redone at login). */
+export function needsRehash(stored: string, log2N: number): boolean {
+  const [scheme, cost] = stored.split('$');
+  return scheme !== 'scrypt' || Number(cost) !== log2N;
+}
+
 /**
  * Checks a password against the account's hash, or against a dummy hash of the same cost when
  * there is no account, so that an unknown email takes as long as a wrong password.

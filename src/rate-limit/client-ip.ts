@@ -1,7 +1,7 @@
 // Works out the client address a request is keyed by: socket peer, trusted proxies, IPv6 prefix.
 import { BlockList, isIP } from 'node:net';
 
-/** Which peers may tell us the client address through X-Forwarded-For / Forwarded. */
+/** Which peers may tell us the client address through X-Forwarded-For. */
 export type TrustProxy =
   | { readonly kind: 'none' }
   | { readonly kind: 'hops'; readonly hops: number }
@@ -75,16 +75,13 @@ export function unmapIPv4(address: string): string {
   return match ? match[1]! : address;
 }
 
+/**
+ * The addresses of X-Forwarded-For, left to right. Only this header is read: the proxies people
+ * run (nginx `proxy_add_x_forwarded_for`, cloud load balancers) append to it, while they pass a
+ * client's own `Forwarded` header through untouched, so reading `Forwarded` would let a client
+ * behind a trusted proxy choose its address (and its rate-limit key).
+ */
 function forwardedChain(headers: Readonly<Record<string, string | string[] | undefined>>): string[] {
-  const forwarded = joinHeader(headers.forwarded);
-  if (forwarded) {
-    const addresses: string[] = [];
-    for (const element of forwarded.split(',')) {
-      const match = /(?:^|;)\s*for\s*=\s*("?)\[?([^\]";]+)\]?(?::\d+)?\1/i.exec(element);
-      addresses.push(normalise(match?.[2] ?? ''));
-    }
-    return addresses;
-  }
   const xff = joinHeader(headers['x-forwarded-for']);
   return xff ? xff.split(',').map((part) => normalise(part)) : [];
 }

@@ -1,4 +1,5 @@
 // Turns a caller and a control into a decision and the headers that report it.
+import { normaliseEmail } from '../auth/email.ts';
 import type { Config } from '../config.ts';
 import type { ErrorCode } from '../errors.ts';
 import { windowSeconds } from './budget.ts';
@@ -66,7 +67,7 @@ export class RateLimitEngine {
       case 'ip':
         return caller.ipKey();
       case 'account':
-        return normaliseAccount(account ?? '');
+        return normaliseEmail(account ?? '');
     }
   }
 
@@ -96,11 +97,6 @@ export class RateLimitEngine {
 export function resetSeconds(decision: RateDecision): number {
   const seconds = Math.ceil(decision.resetMs / 1000);
   return decision.allowed ? seconds : Math.max(1, seconds);
-}
-
-/** The login-failure key: the submitted email trimmed and case-folded, whether or not it exists. */
-export function normaliseAccount(email: string): string {
-  return email.trim().normalize('NFKC').toLowerCase();
 }
 
 /** Applies `map` without a promise when the value is already there (the memory store's case). */

@@ -52,15 +52,21 @@ export async function attemptLogin(
   };
 }
 
-/** A first look at the IP's failure budget, before the body is even read; spends nothing. */
-export function peekLoginIp(
+/**
+ * A look, spending nothing, at whether the login control keyed by `keyKind` is locked: the address
+ * before the body is read, the account once it is, so a locked caller gets its 429 before CSRF
+ * and field validation, as for every other limiter.
+ */
+export function peekLoginLock(
   engine: RateLimitEngine,
   controls: readonly ControlName[],
   caller: Caller,
+  keyKind: 'ip' | 'account',
+  email?: string,
 ): MaybePromise<Verdict | null> {
-  const ipControl = controls.find((name) => engine.controls[name].control.key === 'ip');
-  if (!ipControl) return null;
-  return then(engine.peek(ipControl, engine.keyFor(engine.controls[ipControl], caller)), (v) =>
-    v.decision.allowed ? null : v,
+  const name = controls.find((control) => engine.controls[control].control.key === keyKind);
+  if (!name) return null;
+  return then(engine.peek(name, engine.keyFor(engine.controls[name], caller, email)), (verdict) =>
+    verdict.decision.allowed ? null : verdict,
   );
 }

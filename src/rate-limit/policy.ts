@@ -75,7 +75,8 @@ export type RoutePlan =
 export const ROUTE_PLANS: Readonly<Record<string, RoutePlan>> = {
   'PATCH /api/employee/tasks/bulk': { kind: 'controls', controls: ['task-bulk'] },
   'GET /api/csrf-token': { kind: 'exempt' }, // the login entry path never meets generic pressure
-  'POST /api/auth/login': { kind: 'login', controls: ['login-account', 'login-ip'] },
+  // The address first: a burst from one address is refused before it leaves state for every email.
+  'POST /api/auth/login': { kind: 'login', controls: ['login-ip', 'login-account'] },
   'GET /api/rate-limits': { kind: 'exempt' }, // reads the caller's budgets, never spends them
 };
 

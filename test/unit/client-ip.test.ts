@@ -31,9 +31,11 @@ describe('clientAddress', () => {
     assert.equal(clientAddress('203.0.113.50', headers, trust('10.0.0.0/8')), '203.0.113.50');
   });
 
-  it('reads the RFC 7239 Forwarded header, IPv6 in brackets and ports included', () => {
-    const headers = { forwarded: 'for=192.0.2.60;proto=http, for="[2001:db8:cafe::17]:4711"' };
-    assert.equal(clientAddress('10.0.0.1', headers, trust('10.0.0.1')), '2001:db8:cafe::17');
+  it('ignores a Forwarded header (proxies pass the client’s own through), reading X-Forwarded-For only', () => {
+    const forwarded = 'for=192.0.2.60;proto=http, for="[2001:db8:cafe::17]:4711"';
+    assert.equal(clientAddress('10.0.0.1', { forwarded }, trust('10.0.0.1')), '10.0.0.1');
+    const both = { forwarded, 'x-forwarded-for': '2001:db8:cafe::17' };
+    assert.equal(clientAddress('10.0.0.1', both, trust('10.0.0.1')), '2001:db8:cafe::17');
   });
 
   it('stops at garbage in the chain instead of trusting what lies left of it', () => {

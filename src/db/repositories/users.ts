@@ -1,4 +1,5 @@
 // Users: lookups by email and id, and the list of reassignment targets.
+import { normaliseEmail } from '../../auth/email.ts';
 import type { Queryable } from '../database.ts';
 
 export type Role = 'employee' | 'admin';
@@ -15,15 +16,26 @@ const COLUMNS = 'id, email, name, role';
 export class UsersRepository {
   constructor(private readonly db: Queryable) {}
 
-  /** The user with this email (case-insensitive) and their password hash, or null. */
+  /**
+   * The user whose email has the same normal form (see normaliseEmail) and their password hash, or
+   * null. SQL's lower() narrows the search; the normal form decides, because lower() and
+   * JavaScript's case folding disagree on a few characters (U+0130 `İ`), and the login-failure
+   * limiter keys accounts by the normal form.
+   */
   async findCredentials(email: string): Promise<{ user: User; passwordHash: string } | null> {
-    const [row] = await this.db.query<User & { password_hash: string }>(
+    const normal = normaliseEmail(email);
+    const rows = await this.db.query<User & { password_hash: string }>(
       `SELECT ${COLUMNS}, password_hash FROM users WHERE lower(email) = lower($1)`,
-      [email],
+      [normal],
     );
+    const row = rows.find((candidate) => normaliseEmail(candidate.email) === normal);
     if (!row) return null;
     const { password_hash: passwordHash, ...user } = row;
     return { user, passwordHash };
+  }
+
+  async updatePasswordHash(userId: number, passwordHash: string): Promise<void> {
+    await this.db.query('UPDATE users SET password_hash = $2 WHERE id = $1', [userId, passwordHash]);
   }
 
   async listEmployees(): Promise<User[]> {

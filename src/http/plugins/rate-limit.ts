@@ -4,7 +4,7 @@ import fp from 'fastify-plugin';
 import { errorBody } from '../../errors.ts';
 import { addressKey, clientAddress, type TrustProxy } from '../../rate-limit/client-ip.ts';
 import { type Caller, type RateLimitEngine, resetSeconds, type Verdict } from '../../rate-limit/engine.ts';
-import { peekLoginIp } from '../../rate-limit/login-failures.ts';
+import { peekLoginLock } from '../../rate-limit/login-failures.ts';
 import { planForRoute, planForUnmatched, type RoutePlan } from '../../rate-limit/policy.ts';
 import { StoreUnavailableError } from '../../rate-limit/stores/store.ts';
 
@@ -55,7 +55,9 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
     app.decorateRequest('caller', null as unknown as Caller);
 
     app.addHook('onRoute', (route) => {
-      const method = Array.isArray(route.method) ? route.method[0]! : route.method;
+      const first = Array.isArray(route.method) ? route.method[0]! : route.method;
+      // Fastify adds a HEAD route for every GET: it is the same resource under the same plan.
+      const method = first === 'HEAD' ? 'GET' : first;
       route.config = { ...route.config, rateLimitPlan: planForRoute(method, route.url ?? route.path) };
     });
 
@@ -69,7 +71,7 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
           case 'exempt':
             return done();
           case 'login':
-            outcome = peekLoginIp(engine, plan.controls, caller);
+            outcome = peekLoginLock(engine, plan.controls, caller, 'ip');
             break;
           case 'controls': {
             // Policy routes list one control each; a route with several would consume them in order.
@@ -86,18 +88,41 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
       } catch (error) {
         return fail(reply, error, done);
       }
-      if (outcome instanceof Promise) {
-        outcome.then(
-          (verdict) => finish(reply, verdict, done),
-          (error) => fail(reply, error, done),
-        );
-      } else {
-        finish(reply, outcome, done);
+      settle(outcome, reply, done);
+    });
+
+    // The account's lock needs the submitted email, so it is looked at once the body is parsed, and
+    // before CSRF and field validation (registered after this plugin): a locked account gets 429.
+    app.addHook('preValidation', (request, reply, done) => {
+      const plan = request.routeOptions.config?.rateLimitPlan;
+      const email = (request.body as { email?: unknown } | undefined)?.email;
+      if (plan?.kind !== 'login' || typeof email !== 'string') return done();
+      let outcome: Verdict | null | Promise<Verdict | null>;
+      try {
+        outcome = peekLoginLock(engine, plan.controls, request.caller, 'account', email);
+      } catch (error) {
+        return fail(reply, error, done);
       }
+      settle(outcome, reply, done);
     });
   },
   { name: 'rate-limit', dependencies: ['session'] },
 );
+
+function settle(
+  outcome: Verdict | null | Promise<Verdict | null>,
+  reply: FastifyReply,
+  done: (error?: Error) => void,
+): void {
+  if (outcome instanceof Promise) {
+    outcome.then(
+      (verdict) => finish(reply, verdict, done),
+      (error) => fail(reply, error, done),
+    );
+  } else {
+    finish(reply, outcome, done);
+  }
+}
 
 function finish(reply: FastifyReply, verdict: Verdict | null, done: (error?: Error) => void): void {
   if (verdict === null) {

@@ -1,5 +1,6 @@
 // CSRF bootstrap, login, logout and the current user (contract §3).
 import type { FastifyInstance } from 'fastify';
+import { hashPassword, needsRehash } from '../../auth/passwords.ts';
 import { ApiError } from '../../errors.ts';
 import { attemptLogin } from '../../rate-limit/login-failures.ts';
 import { cookieOptions } from '../plugins/csrf.ts';
@@ -16,6 +17,7 @@ const csrfTokenResponse = {
 
 export async function authRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
   const { users, sessions, passwords } = services;
+  const hashCost = services.config.passwordHashCost;
 
   app.get('/api/csrf-token', {
     schema: {
@@ -58,10 +60,15 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
         email,
       );
       if (attempt.refused) return sendRefusal(reply, attempt.refused);
-      const credentials = await users.findCredentials(email.trim());
+      const credentials = await users.findCredentials(email);
       const ok = await passwords.check(password, credentials?.passwordHash ?? null);
       await attempt.settle(ok);
       if (!ok || !credentials) throw new ApiError('INVALID_CREDENTIALS');
+      // Hashes made at an older cost are redone now: a wrong password for such an account would
+      // otherwise answer faster than an unknown email (checked at today's cost) and tell them apart.
+      if (needsRehash(credentials.passwordHash, hashCost)) {
+        await users.updatePasswordHash(credentials.user.id, await hashPassword(password, hashCost));
+      }
       // A new session id at every login: a session id planted before login is worthless after it.
       const previous = request.cookies[SESSION_COOKIE];
       if (previous) await sessions.destroy(previous);

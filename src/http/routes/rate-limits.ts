@@ -1,6 +1,6 @@
 // The caller's budgets, read without spending (contract §6), and the admin's login-lock reset.
 import type { FastifyInstance } from 'fastify';
-import { normaliseAccount } from '../../rate-limit/engine.ts';
+import { normaliseEmail } from '../../auth/email.ts';
 import type { ControlName } from '../../rate-limit/policy.ts';
 import { errorResponses } from '../schemas.ts';
 import type { Services } from '../services.ts';
@@ -38,7 +38,7 @@ export async function rateLimitRoutes(app: FastifyInstance, _options: { services
         ? [
             ['task-bulk', engine.keyFor(engine.controls['task-bulk'], request.caller)],
             ['api-authenticated', engine.keyFor(engine.controls['api-authenticated'], request.caller)],
-            ['login-account', normaliseAccount(user.email)],
+            ['login-account', normaliseEmail(user.email)],
             ['login-ip', request.caller.ipKey()],
           ]
         : [
@@ -66,7 +66,7 @@ export async function rateLimitRoutes(app: FastifyInstance, _options: { services
     },
     handler: async (request, reply) => {
       const bound = app.rateLimit.controls['login-account'];
-      await app.rateLimit.store.reset(bound.rule, normaliseAccount(request.body.email));
+      await app.rateLimit.store.reset(bound.rule, normaliseEmail(request.body.email));
       request.log.info({ control: bound.control.name, by: request.user!.id }, 'login lock reset');
       return reply.code(204).send();
     },

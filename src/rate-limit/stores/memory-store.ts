@@ -32,6 +32,8 @@ class Partition {
   private times = new Float64Array(0);
   private counts = new Int32Array(0);
   private heads = new Float64Array(0);
+  /** When each slot was given to its key: tokens older than that belong to a reset or expired past. */
+  private since = new Float64Array(0);
 
   constructor(
     readonly shape: WindowShape,
@@ -46,7 +48,7 @@ class Partition {
 
   decide(key: string, now: number, consume: boolean): RateDecision {
     this.rotate(now);
-    const slot = consume ? this.slotFor(key) : this.find(key);
+    const slot = consume ? this.slotFor(key, now) : this.find(key);
     const shape = this.shape;
     if (slot === undefined) return { allowed: true, limit: shape.limit, remaining: shape.limit, resetMs: 0 };
     const decision =
@@ -72,7 +74,8 @@ class Partition {
   release(key: string, token: number, now: number): void {
     this.rotate(now);
     const slot = this.find(key);
-    if (slot === undefined) return;
+    // A token from before the key's last reset must not take back an admission made after it.
+    if (slot === undefined || token < this.since[slot]!) return;
     const offset = slot * this.shape.slots;
     if (this.shape.kind === 'log') releaseLog(this.shape, this.times, offset, token);
     else releaseBuckets(this.shape, this.counts, offset, this.heads, slot, token);
@@ -102,24 +105,26 @@ class Partition {
     return this.current.get(key) ?? this.previous.get(key);
   }
 
-  private slotFor(key: string): number {
+  private slotFor(key: string, now: number): number {
     let slot = this.current.get(key);
     if (slot !== undefined) return slot;
     slot = this.previous.get(key);
     if (slot !== undefined) this.previous.delete(key);
-    else slot = this.allocate();
+    else slot = this.allocate(now);
     this.current.set(key, slot);
     return slot;
   }
 
-  private allocate(): number {
-    const reused = this.free.pop();
-    if (reused !== undefined) {
-      this.clear(reused);
-      return reused;
+  private allocate(now: number): number {
+    let slot = this.free.pop();
+    if (slot !== undefined) {
+      this.clear(slot);
+    } else {
+      if (this.used === this.capacity) this.grow();
+      slot = this.used++;
     }
-    if (this.used === this.capacity) this.grow();
-    return this.used++;
+    this.since[slot] = now;
+    return slot;
   }
 
   private clear(slot: number): void {
@@ -147,6 +152,9 @@ class Partition {
       heads.set(this.heads);
       this.heads = heads;
     }
+    const since = new Float64Array(capacity);
+    since.set(this.since);
+    this.since = since;
     this.capacity = capacity;
   }
 }

@@ -36,7 +36,10 @@ export interface RateLimitStore {
   consume(rule: RateRule, key: string): MaybePromise<RateDecision>;
   /** The decision `consume` would make now, recording nothing (`remaining` counts this request). */
   peek(rule: RateRule, key: string): MaybePromise<RateDecision>;
-  /** Takes back one admission recorded by `consume` (by its token); no-op once it has expired. */
+  /**
+   * Takes back one admission recorded by `consume` (by its token); a no-op once it has expired, or
+   * when the key was reset after the token was issued (told apart to the millisecond).
+   */
   release(rule: RateRule, key: string, token: number): MaybePromise<void>;
   /** Forgets everything recorded for the key. */
   reset(rule: RateRule, key: string): MaybePromise<void>;

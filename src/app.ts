@@ -16,6 +16,7 @@ import { authorizationPlugin } from './http/plugins/authorization.ts';
 import { csrfPlugin } from './http/plugins/csrf.ts';
 import { registerDocs } from './http/plugins/docs.ts';
 import { frameworkErrors, registerErrorHandlers } from './http/plugins/error-handler.ts';
+import { metricsPlugin } from './http/plugins/metrics.ts';
 import { portalPlugin } from './http/plugins/portal.ts';
 import { rateLimitPlugin } from './http/plugins/rate-limit.ts';
 import { securityHeadersPlugin } from './http/plugins/security-headers.ts';
@@ -28,8 +29,9 @@ import { SHARED_SCHEMAS } from './http/schemas.ts';
 import type { Services } from './http/services.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { RateLimitEngine } from './rate-limit/engine.ts';
-import { createStore } from './rate-limit/stores/create-store.ts';
+import { createStore, storeReadiness } from './rate-limit/stores/create-store.ts';
 import type { RateLimitStore } from './rate-limit/stores/store.ts';
+import { TimedStore } from './rate-limit/stores/timed-store.ts';
 
 export interface AppOptions {
   /** Time for sessions and the rate limiter; tests pass a ManualClock. */
@@ -57,7 +59,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     if (config.seedDemo) seeded = await seedDemo(connection, config.passwordHashCost);
   });
   const sessionsRepository = new SessionsRepository(db);
-  const store = options.store ?? createStore(config, clock);
+  const store = new TimedStore(options.store ?? (await createStore(config, clock)));
   const services: Services = {
     config,
     clock,
@@ -73,7 +75,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     }),
     passwords: await PasswordChecker.create(config.passwordHashCost),
     rateLimit: new RateLimitEngine(config.rateLimits, store),
-    readiness: [],
+    readiness: storeReadiness(store),
   };
 
   const app = Fastify({
@@ -106,6 +108,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
 
   await app.register(cookie);
   await app.register(securityHeadersPlugin);
+  await app.register(metricsPlugin, { store });
   await app.register(sessionPlugin, { sessions: services.sessions });
   await app.register(rateLimitPlugin, {
     engine: services.rateLimit,

@@ -1,0 +1,220 @@
+// Rate-limit state in Redis or Redis Cluster, shared by every instance: one script run per decision.
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import type { Clock } from '../../clock.ts';
+import type { Config } from '../../config.ts';
+import { shapeOf, type WindowShape } from '../sliding-window.ts';
+import {
+  LAYOUT_VERSION,
+  parseDecision,
+  parseFlag,
+  runScript,
+  SCRIPTS,
+  type Script,
+  shapeArgs,
+} from './redis-scripts.ts';
+import { type RateDecision, type RateLimitStore, type RateRule, StoreUnavailableError } from './store.ts';
+
+export type RedisClient = Redis | Cluster;
+
+export interface RedisStoreOptions {
+  readonly client: RedisClient;
+  /** Put before every key, so several deployments can share one server. */
+  readonly keyPrefix: string;
+  /**
+   * Deadline of one whole operation, in ms. The client's commandTimeout bounds each command; this
+   * also bounds what a command may cost on top (a NOSCRIPT fallback, cluster redirects and retries).
+   */
+  readonly timeoutMs: number;
+  /**
+   * Tests only: decide at this clock's time instead of Redis `TIME`, so the shared store-contract
+   * suite can move a ManualClock. Production leaves it unset: then instances whose own clocks
+   * disagree still share one window, because only the server's clock is read.
+   */
+  readonly clock?: Clock;
+}
+
+/** Reconnection waits 100 ms, 200 ms, 400 ms … but never more than this between attempts. */
+const RECONNECT_MAX_MS = 1000;
+
+const reconnectDelay = (attempt: number): number =>
+  Math.min(100 * 2 ** Math.max(0, attempt - 1), RECONNECT_MAX_MS);
+
+/** A client for the configuration: a Cluster when REDIS_CLUSTER_NODES is set, else one server. */
+export function createRedisClient(redis: Config['redis']): RedisClient {
+  const perConnection: RedisOptions = {
+    commandTimeout: redis.commandTimeoutMs,
+    connectTimeout: Math.max(1000, redis.commandTimeoutMs * 10),
+    // A command lost with its connection is failed, never sent again: a consume resent after a
+    // reconnect could count one request twice, and a late answer is useless to a waiting request.
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    connectionName: 'task-portal-rate-limit',
+  };
+  let client: RedisClient;
+  if (redis.clusterNodes) {
+    client = new Cluster(
+      redis.clusterNodes.map(({ host, port }) => ({ host, port })),
+      {
+        // No queue while the cluster is (re)connecting: the request is answered by the fallback instead.
+        enableOfflineQueue: false,
+        clusterRetryStrategy: reconnectDelay,
+        slotsRefreshTimeout: Math.max(1000, redis.commandTimeoutMs * 10),
+        redisOptions: perConnection,
+      },
+    );
+  } else {
+    client = new Redis(redis.url!, {
+      ...perConnection,
+      enableOfflineQueue: false,
+      retryStrategy: reconnectDelay,
+    });
+  }
+  return client;
+}
+
+interface RuleShape {
+  readonly shape: WindowShape;
+  readonly args: readonly (string | number)[];
+  /** The part of every key of this rule after the caller's key. */
+  readonly suffix: string;
+}
+
+export class RedisStore implements RateLimitStore {
+  readonly client: RedisClient;
+  /** The last connection error the client reported (for the log line of an outage). */
+  lastConnectionError: Error | null = null;
+  private readonly keyPrefix: string;
+  private readonly timeoutMs: number;
+  private readonly clock: Clock | undefined;
+  // Rules are constants of the policy: their shape and arguments are worked out once.
+  private readonly shapes = new WeakMap<RateRule, RuleShape>();
+
+  constructor(options: RedisStoreOptions) {
+    this.client = options.client;
+    this.keyPrefix = options.keyPrefix;
+    this.timeoutMs = options.timeoutMs;
+    this.clock = options.clock;
+    // Without a listener the client prints every reconnection failure; failures are accounted
+    // for per operation (StoreUnavailableError) and logged once per outage by the failover store.
+    this.client.on('error', (error: Error) => {
+      this.lastConnectionError = error;
+    });
+  }
+
+  /**
+   * The Redis key of a (rule, key) pair. The hash tag `{rule:key}` keeps all of one key in one
+   * cluster slot; the budget and the layout are in the key too, so a deployment that changes a
+   * budget (or the bucket layout) starts a fresh state instead of misreading the old one.
+   */
+  keyOf(rule: RateRule, key: string): string {
+    return `${this.keyPrefix}{${rule.name}:${key}}${this.ruleShape(rule).suffix}`;
+  }
+
+  consume(rule: RateRule, key: string): Promise<RateDecision> {
+    return this.decide(rule, key, true);
+  }
+
+  peek(rule: RateRule, key: string): Promise<RateDecision> {
+    return this.decide(rule, key, false);
+  }
+
+  async release(rule: RateRule, key: string, token: number): Promise<void> {
+    const { args } = this.ruleShape(rule);
+    const reply = await this.run('release', SCRIPTS.release, this.keyOf(rule, key), [...args, token]);
+    parseFlag('release', reply);
+  }
+
+  async reset(rule: RateRule, key: string): Promise<void> {
+    parseFlag('reset', await this.run('reset', SCRIPTS.reset, this.keyOf(rule, key), []));
+  }
+
+  /** Resolves when Redis answers a PING within the deadline; rejects with StoreUnavailableError. */
+  async ping(): Promise<void> {
+    await this.guard('ping', this.client.ping());
+  }
+
+  /** Waits until the client is connected (at most `timeoutMs`); true when it is. */
+  ready(timeoutMs: number): Promise<boolean> {
+    if (this.client.status === 'ready') return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        this.client.off('ready', onReady);
+        resolve(ok);
+      };
+      const onReady = () => done(true);
+      const timer = setTimeout(() => done(false), timeoutMs);
+      this.client.once('ready', onReady);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.client.status === 'ready') {
+      try {
+        await this.guard('quit', this.client.quit());
+        return;
+      } catch {
+        // Fall through: a server that does not answer QUIT is simply dropped.
+      }
+    }
+    this.client.disconnect();
+  }
+
+  private async decide(rule: RateRule, key: string, consume: boolean): Promise<RateDecision> {
+    const { shape, args } = this.ruleShape(rule);
+    const now = this.clock ? Math.floor(this.clock.now()) : '';
+    const reply = await this.run(consume ? 'consume' : 'peek', SCRIPTS.decide, this.keyOf(rule, key), [
+      ...args,
+      consume ? '1' : '0',
+      shape.horizonMs,
+      now,
+    ]);
+    const decision = parseDecision(reply, shape, consume);
+    const base = {
+      allowed: decision.allowed,
+      limit: rule.limit,
+      remaining: decision.remaining,
+      resetMs: decision.resetMs,
+    };
+    return decision.token === null ? base : { ...base, token: decision.token };
+  }
+
+  private run(operation: string, script: Script, key: string, args: readonly (string | number)[]) {
+    return this.guard(operation, runScript(this.client, script, key, args));
+  }
+
+  /** Every failure, timeout or late answer becomes a StoreUnavailableError: never a refusal. */
+  private async guard<T>(operation: string, work: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(new StoreUnavailableError(`Redis did not answer ${operation} within ${this.timeoutMs} ms`)),
+        this.timeoutMs,
+      );
+    });
+    try {
+      return await Promise.race([work, deadline]);
+    } catch (error) {
+      if (error instanceof StoreUnavailableError) throw error;
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new StoreUnavailableError(`Redis failed on ${operation}: ${reason}`, { cause: error });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private ruleShape(rule: RateRule): RuleShape {
+    let known = this.shapes.get(rule);
+    if (!known) {
+      const shape = shapeOf(rule.limit, rule.windowMs);
+      known = {
+        shape,
+        args: shapeArgs(shape),
+        suffix: `:${LAYOUT_VERSION}:${rule.limit}/${rule.windowMs}`,
+      };
+      this.shapes.set(rule, known);
+    }
+    return known;
+  }
+}

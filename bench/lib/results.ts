@@ -1,0 +1,75 @@
+// The shape of a run's results (the JSON file) and the issue's targets checked against them.
+import type { MemoryResult } from '../memory-per-key.ts';
+import type { Machine } from './machine.ts';
+import type { Options } from './options.ts';
+import type { TargetCheck, TripRow } from './report.ts';
+import type { Row } from './summary.ts';
+
+export interface Results {
+  readonly date: string;
+  readonly command: string;
+  readonly machine: Machine;
+  readonly settings: Options;
+  /** How our instances cache session lookups during the run. */
+  readonly sessionCache: string;
+  redis: { private: boolean } | null;
+  throughput: Row[] | null;
+  refusal: Row[] | null;
+  redisTrips: TripRow[] | null;
+  bulk: Row[] | null;
+  memory: MemoryResult[] | null;
+  readonly notes: string[];
+}
+
+/** The issue's targets for our service, as far as this run measured them. */
+export function checkTargets(results: Results): TargetCheck[] {
+  const rows = results.throughput ?? [];
+  const find = (name: string) => rows.find((r) => r.name === name);
+  const raw = find('raw');
+  const oursMemory = find('ours-memory');
+  const oursRedis = find('ours-redis');
+  const bestPeerRedis = rows
+    .filter((r) => r.family === 'peer' && r.store === 'redis')
+    .sort((a, b) => a.cpuMicrosPerRequest - b.cpuMicrosPerRequest)[0];
+  const oursTrips = results.redisTrips?.find((t) => t.name === 'ours-redis');
+  const oursMemoryPerKey = (results.memory ?? []).filter(
+    (m) => m.store === 'ours-1000' || m.store === 'ours-100',
+  );
+
+  const checks: TargetCheck[] = [];
+  // Judged by CPU per request: on a loaded machine req/s follows the load generator (see the table).
+  const memoryRatio = raw && oursMemory ? raw.cpuMicrosPerRequest / oursMemory.cpuMicrosPerRequest : null;
+  checks.push({
+    target: 'ours · memory ≥ 0.8× raw node:http',
+    measured:
+      memoryRatio === null || !raw || !oursMemory
+        ? 'not run'
+        : `${memoryRatio.toFixed(2)}× by CPU/req (${oursMemory.cpuMicrosPerRequest.toFixed(1)} µs vs ${raw.cpuMicrosPerRequest.toFixed(1)} µs); ${(oursMemory.rps / raw.rps).toFixed(2)}× by req/s`,
+    met: memoryRatio === null ? null : memoryRatio >= 0.8,
+  });
+  const redisRatio =
+    oursRedis && bestPeerRedis ? bestPeerRedis.cpuMicrosPerRequest / oursRedis.cpuMicrosPerRequest : null;
+  checks.push({
+    target: 'ours · redis ≥ 1.0× the best peer Redis store',
+    measured:
+      redisRatio === null || !bestPeerRedis || !oursRedis
+        ? 'not run (needs our Redis store, a Redis and a peer Redis target)'
+        : `${redisRatio.toFixed(2)}× ${bestPeerRedis.label} by CPU/req (${oursRedis.cpuMicrosPerRequest.toFixed(1)} µs vs ${bestPeerRedis.cpuMicrosPerRequest.toFixed(1)} µs); ${(oursRedis.rps / bestPeerRedis.rps).toFixed(2)}× by req/s`,
+    met: redisRatio === null ? null : redisRatio >= 1,
+  });
+  checks.push({
+    target: 'ours · redis: exactly one Redis round trip per decision',
+    measured: oursTrips ? `${oursTrips.roundTrips.toFixed(2)} round trips per decision` : 'not run',
+    met: oursTrips ? Math.abs(oursTrips.roundTrips - 1) < 0.01 : null,
+  });
+  const worst = Math.max(...oursMemoryPerKey.map((m) => m.bytesPerKey));
+  checks.push({
+    target: 'our memory store ≤ 150 B per key at the default generic budgets (1000/15m, 100/15m)',
+    measured:
+      oursMemoryPerKey.length === 0
+        ? 'not run'
+        : oursMemoryPerKey.map((m) => `${m.budget}: ${m.bytesPerKey.toFixed(0)} B`).join(', '),
+    met: oursMemoryPerKey.length === 0 ? null : worst <= 150,
+  });
+  return checks;
+}

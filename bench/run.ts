@@ -1,0 +1,207 @@
+// npm run bench: every target in its own pinned process, the same load, interleaved rounds, one table.
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type autocannon from 'autocannon';
+import {
+  type BenchTarget,
+  benchDataDirs,
+  comparisonTargets,
+  EXHAUSTED,
+  NEVER_REFUSES,
+  oursEnv,
+  SESSION_CACHE_TTL,
+  selected,
+} from './lib/catalogue.ts';
+import { measure, type RunSettings, sendExactly } from './lib/load.ts';
+import { describeMachine, pinProcess } from './lib/machine.ts';
+import { renderResults, writeBenchmarksMd } from './lib/markdown.ts';
+import { options } from './lib/options.ts';
+import { openBenchSchema } from './lib/postgres.ts';
+import { countRedisWork, openBenchRedis } from './lib/redis.ts';
+import type { TripRow } from './lib/report.ts';
+import { bulkRequests, meRequests } from './lib/requests.ts';
+import type { Results } from './lib/results.ts';
+import { type Row, summarise } from './lib/summary.ts';
+import { TargetProcess } from './lib/target-process.ts';
+import { measureAll } from './memory-per-key.ts';
+import type { BenchSession } from './targets/ours.ts';
+
+interface Running {
+  readonly target: BenchTarget;
+  readonly process: TargetProcess;
+  requests: autocannon.Request[];
+}
+
+const log = (message: string) => console.error(`[bench] ${message}`);
+const wants = (phase: (typeof options.phases)[number]) => options.phases.includes(phase);
+
+const machine = describeMachine();
+const serverCore = machine.pinning?.server ?? null;
+if (machine.pinning) pinProcess(process.pid, machine.pinning.load);
+
+const results: Results = {
+  date: new Date().toISOString(),
+  command: commandLine(),
+  machine,
+  settings: options,
+  sessionCache: `looked up in the database once per cookie, then served from each instance's cache for SESSION_CACHE_TTL=${SESSION_CACHE_TTL}`,
+  redis: null,
+  throughput: null,
+  refusal: null,
+  redisTrips: null,
+  bulk: null,
+  memory: null,
+  notes: [],
+};
+
+const needsRedis = wants('throughput') || wants('refusal') || wants('redis-trips');
+const redis = needsRedis ? await openBenchRedis(options.redisUrl, machine.pinning?.load ?? null) : null;
+results.redis = redis ? { private: redis.private } : null;
+if (needsRedis && !redis) results.notes.push('No Redis answered: the Redis targets were left out.');
+if (redis && !redis.private)
+  results.notes.push('Redis was shared (BENCH_REDIS_URL): its command counts may include other clients.');
+
+const settings: RunSettings = {
+  duration: options.duration,
+  warmup: options.warmup,
+  connections: options.connections,
+};
+
+try {
+  if (wants('throughput') || wants('redis-trips')) {
+    const targets = comparisonTargets(NEVER_REFUSES, options.users, redis?.url ?? null, true);
+    await withTargets(selected(targets, options.targets), async (running) => {
+      if (wants('throughput')) results.throughput = await interleave(running, settings);
+      if (wants('redis-trips') && redis) results.redisTrips = await countTrips(running, redis.url);
+    });
+  }
+  if (wants('refusal')) {
+    const targets = comparisonTargets(EXHAUSTED, options.users, redis?.url ?? null, false);
+    await withTargets(selected(targets, options.targets), async (running) => {
+      results.refusal = await interleave(running, settings);
+    });
+  }
+  if (wants('bulk')) results.bulk = await bulk();
+  if (wants('memory')) {
+    log(`memory per key: ${options.memoryKeys} keys per store`);
+    results.memory = measureAll(options.memoryKeys, serverCore);
+  }
+} finally {
+  await redis?.stop();
+  for (const dir of benchDataDirs()) rmSync(dir, { recursive: true, force: true });
+}
+
+const section = renderResults(results);
+console.log(section);
+const stamp = results.date.slice(0, 16).replace(/:/g, '');
+const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
+mkdirSync(resultsDir, { recursive: true });
+writeFileSync(`${resultsDir}${stamp}.json`, `${JSON.stringify(results, null, 2)}\n`);
+// A partial run (some phases or targets only) does not replace the published table.
+const complete = options.phases.length === 5 && options.targets.length === 0;
+if (complete || process.env.BENCH_WRITE_MD === '1') writeBenchmarksMd(section);
+log(`results: bench/results/${stamp}.json${complete ? ', BENCHMARKS.md updated' : ''}`);
+// Stray keep-alive sockets of the load generator must not keep the driver waiting.
+process.exit(0);
+
+/** Starts the targets one by one (a target that fails to start is noted and left out), runs `work`, stops them. */
+async function withTargets(
+  targets: BenchTarget[],
+  work: (running: Running[]) => Promise<void>,
+): Promise<void> {
+  const running: Running[] = [];
+  try {
+    for (const target of targets) {
+      log(
+        `starting ${target.name}${target.family === 'ours' ? ` (adding and logging in ${target.env?.BENCH_USERS} users)` : ''}`,
+      );
+      try {
+        running.push({ target, process: await TargetProcess.start(target, serverCore), requests: [] });
+      } catch (error) {
+        results.notes.push(
+          `${target.label} did not start: ${String((error as Error).message).split('\n')[0]}`,
+        );
+        log(String(error));
+      }
+    }
+    const oursSessions = (r: Running) => r.process.extra as BenchSession[];
+    const anyOurs = running.find((r) => r.target.family === 'ours');
+    const shared = meRequests(options.users, anyOurs ? oursSessions(anyOurs) : null);
+    for (const r of running)
+      r.requests = r.target.family === 'ours' ? meRequests(options.users, oursSessions(r)) : shared;
+    await work(running);
+  } finally {
+    await Promise.all(running.map((r) => r.process.stop()));
+  }
+}
+
+/** Every target once per round, in table order, for `options.rounds` rounds; one summary row each. */
+async function interleave(running: Running[], runSettings: RunSettings): Promise<Row[]> {
+  const samples = running.map(() => [] as Awaited<ReturnType<typeof measure>>[]);
+  for (let round = 1; round <= options.rounds; round++) {
+    for (const [i, r] of running.entries()) {
+      const m = await measure(r.process, r.requests, runSettings);
+      samples[i]!.push(m);
+      log(
+        `round ${round}/${options.rounds} ${r.target.name.padEnd(28)} ${m.rps.toFixed(0).padStart(6)} req/s  ` +
+          `p99 ${m.p99.toFixed(1)} ms  ${m.cpuMicrosPerRequest.toFixed(1)} µs/req  non-2xx ${m.non2xx}  errors ${m.errors}`,
+      );
+    }
+  }
+  return running.map((r, i) => summarise(r.target, samples[i]!));
+}
+
+/** Redis commands per decision for each Redis-backed target, after a short warm-up (scripts loaded). */
+async function countTrips(running: Running[], url: string): Promise<TripRow[]> {
+  const rows: TripRow[] = [];
+  for (const r of running.filter((x) => x.target.store === 'redis')) {
+    await sendExactly(r.process, r.requests, 200, 10);
+    const count = await countRedisWork(url, options.tripRequests, async () => {
+      await sendExactly(r.process, r.requests, options.tripRequests, 10);
+    });
+    log(
+      `redis ${r.target.name}: ${count.roundTrips.toFixed(2)} round trips, ${count.commands.toFixed(2)} commands`,
+    );
+    rows.push({ name: r.target.name, label: r.target.label, ...count });
+  }
+  return rows;
+}
+
+/** p50/p99 of a 50-id bulk reassignment on the embedded database and on PostgreSQL. */
+async function bulk(): Promise<Row[] | null> {
+  const env = { RATE_LIMIT_BULK: `${NEVER_REFUSES.limit}/15m` };
+  const base = { file: 'ours', family: 'ours', store: 'memory' } as const;
+  const targets: BenchTarget[] = [
+    { ...base, name: 'bulk-embedded', label: 'embedded (PGlite)', env: oursEnv({ users: 4, env }) },
+  ];
+  const schema = await openBenchSchema(options.databaseUrl);
+  if (schema) {
+    targets.push({
+      ...base,
+      name: 'bulk-postgres',
+      label: 'PostgreSQL',
+      env: oursEnv({ users: 4, databaseUrl: schema.url, env }),
+    });
+  } else {
+    results.notes.push('PostgreSQL did not answer: the bulk run covers the embedded database only.');
+  }
+  let rows: Row[] | null = null;
+  try {
+    await withTargets(targets, async (running) => {
+      for (const r of running) r.requests = bulkRequests(r.process.extra as BenchSession[], 4);
+      rows = await interleave(running, { duration: options.duration, warmup: 1, connections: 1 });
+    });
+  } finally {
+    await schema?.drop();
+  }
+  return rows;
+}
+
+/** The command that reproduces this run: the bench's environment knobs, then npm run bench. */
+function commandLine(): string {
+  const knobs = Object.entries(process.env)
+    .filter(([name]) => name.startsWith('BENCH_') && name !== 'BENCH_WRITE_MD')
+    .map(([name, value]) => `${name}=${value}`)
+    .sort();
+  return [...knobs, 'npm run bench'].join(' ');
+}

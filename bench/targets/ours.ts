@@ -1,0 +1,78 @@
+// Target: this service (buildApp, the whole stack) with 1000 extra users, each logged in once.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { buildApp } from '../../src/app.ts';
+import { hashPassword } from '../../src/auth/passwords.ts';
+import { loadConfig } from '../../src/config.ts';
+import { envInt, serveTarget } from '../lib/serve.ts';
+
+/** One logged-in bench user: the cookie header to send and the CSRF token for unsafe requests. */
+export interface BenchSession {
+  readonly cookie: string;
+  readonly csrfToken: string;
+}
+
+const PASSWORD = 'bench-password';
+const LOGIN_CONCURRENCY = 8;
+
+const config = loadConfig();
+const app = await buildApp(config);
+if ((process.env.BENCH_EXPECT_STORE === 'redis') !== usesRedis(app.services.rateLimit.store)) {
+  console.error(`ours: expected the ${process.env.BENCH_EXPECT_STORE} store, createStore chose otherwise`);
+  process.exit(2);
+}
+
+// The demo data has 4 accounts; the bench needs 1000 distinct users, so it adds them (one hash for all).
+const count = envInt('BENCH_USERS', 1000);
+const emails = Array.from({ length: count }, (_, i) => `bench-${i + 1}@example.test`);
+await app.services.db.query(
+  `INSERT INTO users (email, name, role, password_hash)
+   SELECT e, n, 'employee', $3 FROM unnest($1::text[], $2::text[]) AS t(e, n)`,
+  [
+    emails,
+    emails.map((_, i) => `Bench User ${i + 1}`),
+    await hashPassword(PASSWORD, config.passwordHashCost),
+  ],
+);
+
+const sessions: BenchSession[] = new Array(count);
+for (let start = 0; start < count; start += LOGIN_CONCURRENCY) {
+  const batch = emails.slice(start, start + LOGIN_CONCURRENCY);
+  await Promise.all(batch.map(async (email, i) => (sessions[start + i] = await logIn(email))));
+}
+
+await app.listen({ host: '127.0.0.1', port: 0 });
+await serveTarget(app.server, { extra: sessions, close: () => app.close() });
+
+/**
+ * Logs one user in as a browser would: CSRF token first, then the login, keeping the session cookie.
+ * A 503 (the Redis store timing out on a busy machine) is retried a few times.
+ */
+async function logIn(email: string, attempt = 1): Promise<BenchSession> {
+  const bootstrap = await app.inject({ method: 'GET', url: '/api/csrf-token' });
+  const preSession = bootstrap.cookies.find((c) => c.name === 'tp_csrf');
+  const login = await app.inject({
+    method: 'POST',
+    url: '/api/auth/login',
+    headers: {
+      cookie: `tp_csrf=${preSession?.value}`,
+      'x-csrf-token': bootstrap.json<{ csrfToken: string }>().csrfToken,
+    },
+    payload: { email, password: PASSWORD },
+  });
+  if (login.statusCode === 503 && attempt < 5) {
+    await sleep(200 * attempt);
+    return logIn(email, attempt + 1);
+  }
+  const session = login.cookies.find((c) => c.name === 'tp_session');
+  if (login.statusCode !== 200 || !session)
+    throw new Error(`login of ${email}: ${login.statusCode} ${login.body}`);
+  return { cookie: `tp_session=${session.value}`, csrfToken: login.json<{ csrfToken: string }>().csrfToken };
+}
+
+/** Whether the store, through its wrappers (`inner`), decides in Redis. */
+function usesRedis(store: unknown): boolean {
+  for (let layer = store; layer; layer = (layer as { inner?: unknown }).inner) {
+    if (/Redis|Failover/.test((layer as object).constructor.name)) return true;
+  }
+  return false;
+}

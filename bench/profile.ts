@@ -55,7 +55,7 @@ const section = [
   `Profile of ${spec.label} (\`${name === 'ours-memory' ? '' : `BENCH_PROFILE_TARGET=${name} `}npm run bench:profile\`, ${new Date().toISOString().slice(0, 10)}): ` +
     `${run.rps.toFixed(0)} req/s, ${run.cpuMicrosPerRequest.toFixed(1)} µs CPU/req during the profiled ${options.duration} s; µs/req below is share × that ` +
     `(the profiler itself slows the server). ${summary.samples} samples (200 µs interval) from the measured run only, ` +
-    `startup and logins excluded. Sessions cached for SESSION_CACHE_TTL=${SESSION_CACHE_TTL}. ` +
+    `startup and logins excluded. Sessions cached for SESSION_CACHE_TTL=${SESSION_CACHE_TTL || '5m (default)'}. ` +
     'A hook that calls `done()` synchronously counts what runs after it in its total time.',
   '',
   '#### Self time by area',

@@ -44,7 +44,7 @@ const results: Results = {
   command: commandLine(),
   machine,
   settings: options,
-  sessionCache: `looked up in the database once per cookie, then served from each instance's cache for SESSION_CACHE_TTL=${SESSION_CACHE_TTL}`,
+  sessionCache: `looked up in the database once per cookie, then served from each instance's cache for SESSION_CACHE_TTL=${SESSION_CACHE_TTL || '5m (the default on the embedded database)'}`,
   redis: null,
   throughput: null,
   refusal: null,

@@ -108,13 +108,13 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
 
   await app.register(cookie);
   await app.register(securityHeadersPlugin);
-  await app.register(metricsPlugin, { store });
   await app.register(sessionPlugin, { sessions: services.sessions });
   await app.register(rateLimitPlugin, {
     engine: services.rateLimit,
     trustProxy: config.trustProxy,
     ipv6Prefix: config.rateLimits.ipv6Prefix,
   });
+  await app.register(metricsPlugin, { store });
   await app.register(csrfPlugin, { secret: config.sessionSecret });
   await app.register(authorizationPlugin);
   await registerDocs(app);

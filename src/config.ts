@@ -95,7 +95,15 @@ export function loadConfig(env: Env = process.env): Config {
     sessionSecret: secret || randomBytes(32).toString('base64url'),
     sessionSecretGenerated: !secret,
     sessionTtlMs: read('SESSION_TTL', '12h', duration, 'a duration such as 30m or 12h'),
-    sessionCacheMs: read('SESSION_CACHE_TTL', '2s', durationOrZero, 'a duration such as 2s, or 0 to disable'),
+    // The embedded database belongs to one process, so every logout passes through this instance and
+    // evicts its cache entry at once: the cache may then last as long as it likes. With a shared
+    // PostgreSQL, a logout on another instance is only seen when the entry runs out.
+    sessionCacheMs: read(
+      'SESSION_CACHE_TTL',
+      env.DATABASE_URL ? '2s' : '5m',
+      durationOrZero,
+      'a duration such as 2s, or 0 to disable',
+    ),
     passwordHashCost: read(
       'PASSWORD_HASH_COST',
       '17',

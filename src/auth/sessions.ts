@@ -14,8 +14,8 @@ export interface SessionServiceOptions {
 }
 
 interface CacheEntry {
-  readonly user: User | null;
-  readonly sessionId: string;
+  /** What the cookie resolved to (null: no such live session), handed out as is on every hit. */
+  readonly session: ResolvedSession | null;
   readonly until: number;
 }
 
@@ -29,6 +29,8 @@ export interface ResolvedSession {
 
 export class SessionService {
   private readonly cache = new Map<string, CacheEntry>();
+  /** Loads in flight, so that a burst of requests with one uncached cookie asks the database once. */
+  private readonly loading = new Map<string, Promise<ResolvedSession | null>>();
 
   constructor(
     private readonly repository: SessionsRepository,
@@ -56,16 +58,22 @@ export class SessionService {
    */
   resolve(cookie: string): ResolvedSession | null | Promise<ResolvedSession | null> {
     const cached = this.cache.get(cookie);
-    if (cached && cached.until > this.options.clock.now()) {
-      return cached.user ? { user: cached.user, sessionId: cached.sessionId } : null;
-    }
+    if (cached !== undefined && cached.until > this.options.clock.now()) return cached.session;
+    const inFlight = this.loading.get(cookie);
+    if (inFlight) return inFlight;
     const sessionId = this.verify(cookie);
     if (sessionId === null) return null;
-    return this.load(cookie, sessionId);
+    const load = this.load(cookie, sessionId).finally(() => {
+      if (this.loading.get(cookie) === load) this.loading.delete(cookie);
+    });
+    this.loading.set(cookie, load);
+    return load;
   }
 
   async destroy(cookie: string): Promise<void> {
     this.cache.delete(cookie);
+    // A load that started before the logout must not put the session back into the cache.
+    this.loading.delete(cookie);
     const sessionId = this.verify(cookie);
     if (sessionId !== null) await this.repository.delete(digest(sessionId));
   }
@@ -73,12 +81,14 @@ export class SessionService {
   private async load(cookie: string, sessionId: string): Promise<ResolvedSession | null> {
     const now = this.options.clock.now();
     const record = await this.repository.find(digest(sessionId), new Date(now));
-    if (this.options.cacheMs > 0) {
+    const session = record ? { user: record.user, sessionId } : null;
+    const stillWanted = this.loading.has(cookie); // false once destroy() ran meanwhile
+    if (this.options.cacheMs > 0 && stillWanted) {
       if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
       const until = Math.min(now + this.options.cacheMs, record?.expiresAt ?? Number.POSITIVE_INFINITY);
-      this.cache.set(cookie, { user: record?.user ?? null, sessionId, until });
+      this.cache.set(cookie, { session, until });
     }
-    return record ? { user: record.user, sessionId } : null;
+    return session;
   }
 
   private verify(cookie: string): string | null {

@@ -73,12 +73,12 @@ export class RateLimitEngine {
 
   consume(name: ControlName, key: string): MaybePromise<Verdict> {
     const bound = this.controls[name];
-    return then(this.store.consume(bound.rule, key), (decision) => ({ bound, decision }));
+    return verdictOf(bound, this.store.consume(bound.rule, key));
   }
 
   peek(name: ControlName, key: string): MaybePromise<Verdict> {
     const bound = this.controls[name];
-    return then(this.store.peek(bound.rule, key), (decision) => ({ bound, decision }));
+    return verdictOf(bound, this.store.peek(bound.rule, key));
   }
 
   report({ bound, decision }: Verdict): RateLimitReport {
@@ -91,6 +91,12 @@ export class RateLimitEngine {
       resetSeconds: resetSeconds(decision),
     };
   }
+}
+
+/** Pairs a decision with its control; a closure only when the store answered with a promise. */
+function verdictOf(bound: BoundControl, decision: MaybePromise<RateDecision>): MaybePromise<Verdict> {
+  if (decision instanceof Promise) return decision.then((settled) => ({ bound, decision: settled }));
+  return { bound, decision };
 }
 
 /** Seconds until the next admission, rounded up; at least 1 on a refusal (it is also Retry-After). */

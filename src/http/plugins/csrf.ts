@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { csrfTokenFor, newSecret, tokensEqual } from '../../auth/tokens.ts';
 import { ApiError } from '../../errors.ts';
+import { hookList } from '../hook-list.ts';
 
 export const CSRF_COOKIE = 'tp_csrf';
 export const CSRF_HEADER = 'x-csrf-token';
@@ -42,19 +43,29 @@ export const csrfPlugin = fp<{ secret: string }>(
       forSession: (sessionId) => csrfTokenFor(secret, 'session', sessionId),
     });
 
-    // preValidation runs after the body is parsed (413/400 first) and before field validation.
-    app.addHook('preValidation', async (request) => {
-      if (!UNSAFE.has(request.method) || !request.routeOptions.url?.startsWith('/api/')) return;
-      if (request.headers['sec-fetch-site'] === 'cross-site') throw new ApiError('CSRF_INVALID');
+    const checkCsrf = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
+      done(csrfProblem(request) ?? undefined);
+    };
+    const csrfProblem = (request: FastifyRequest): ApiError | null => {
+      if (request.headers['sec-fetch-site'] === 'cross-site') return new ApiError('CSRF_INVALID');
       const origin = request.headers.origin;
       if (origin !== undefined && !sameOrigin(origin, `${request.protocol}://${request.host}`)) {
-        throw new ApiError('CSRF_INVALID');
+        return new ApiError('CSRF_INVALID');
       }
       const sent = request.headers[CSRF_HEADER];
       const expected = expectedToken(request);
       if (typeof sent !== 'string' || expected === null || !tokensEqual(sent, expected)) {
-        throw new ApiError('CSRF_INVALID');
+        return new ApiError('CSRF_INVALID');
       }
+      return null;
+    };
+
+    // Attached to each unsafe /api route as it is registered, so safe requests pay nothing for it.
+    // preValidation runs after the body is parsed (413/400 first) and before field validation.
+    app.addHook('onRoute', (route) => {
+      const methods = Array.isArray(route.method) ? route.method : [route.method];
+      if (!route.url.startsWith('/api/') || !methods.some((method) => UNSAFE.has(method))) return;
+      route.preValidation = [...hookList(route.preValidation), checkCsrf];
     });
   },
   { name: 'csrf', dependencies: ['session'] },

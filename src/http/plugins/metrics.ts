@@ -34,16 +34,25 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
     });
     const decisions = new Histogram({
       name: 'rate_limit_decision_seconds',
-      help: 'Time the rate-limit store took to decide, by control and operation.',
+      help: 'Time the Redis store took to decide, by control and operation (memory decisions are not timed).',
       labelNames: ['control', 'operation'] as const,
       buckets: DECISION_BUCKETS,
       registers: [registry],
     });
 
+    // Label children are looked up once per label set, not hashed from an object per observation.
+    const decisionSeries = new Map<string, Histogram.Internal<'control' | 'operation'>>();
     const timed = store instanceof TimedStore ? store : null;
     if (timed) {
-      timed.onDecision = (rule, operation, seconds) =>
-        decisions.observe({ control: rule.name, operation }, seconds);
+      timed.onDecision = (rule, operation, seconds) => {
+        const id = `${rule.name} ${operation}`;
+        let series = decisionSeries.get(id);
+        if (!series) {
+          series = decisions.labels(rule.name, operation);
+          decisionSeries.set(id, series);
+        }
+        series.observe(seconds);
+      };
       app.addHook('onClose', async () => {
         timed.onDecision = null;
       });
@@ -51,17 +60,19 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
     const inner = timed?.inner ?? store;
     registerStoreHealth(registry, inner instanceof FailoverStore ? inner : null);
 
-    app.addHook('onSend', async (_request, reply, payload) => {
-      if (reply.statusCode === 429) refusals.inc({ code: refusalCode(payload) });
-      return payload;
-    });
-    app.addHook('onResponse', async (request, reply) => {
-      requests.inc({
-        method: request.method,
-        // The route's pattern, never the URL: ids and junk paths would make unbounded series.
-        route: request.routeOptions.url ?? 'unmatched',
-        status: String(reply.statusCode),
-      });
+    const requestSeries = new Map<string, Counter.Internal>();
+    app.addHook('onResponse', (request, reply, done) => {
+      // The route's pattern, never the URL: ids and junk paths would make unbounded series.
+      const route = request.routeOptions.url ?? 'unmatched';
+      const id = `${request.method} ${route} ${reply.statusCode}`;
+      let series = requestSeries.get(id);
+      if (!series) {
+        series = requests.labels(request.method, route, String(reply.statusCode));
+        requestSeries.set(id, series);
+      }
+      series.inc();
+      if (request.rateLimitRefusal !== null) refusals.labels(request.rateLimitRefusal).inc();
+      done();
     });
 
     app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
@@ -69,7 +80,7 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
       return registry.metrics();
     });
   },
-  { name: 'metrics' },
+  { name: 'metrics', dependencies: ['rate-limit'] },
 );
 
 /** The store's fallback state and Redis failures, read from the store at scrape time. */
@@ -98,14 +109,4 @@ function registerStoreHealth(registry: Registry, failover: FailoverStore | null)
       counted = total;
     },
   });
-}
-
-function refusalCode(payload: unknown): string {
-  if (typeof payload !== 'string') return 'unknown';
-  try {
-    const code = (JSON.parse(payload) as { code?: unknown }).code;
-    return typeof code === 'string' ? code : 'unknown';
-  } catch {
-    return 'unknown';
-  }
 }

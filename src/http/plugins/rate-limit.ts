@@ -1,12 +1,13 @@
 // Applies the policy to every request first thing: the route's plan, the caller's key, headers, 429s.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { errorBody } from '../../errors.ts';
+import { type ErrorCode, errorBody } from '../../errors.ts';
 import { addressKey, clientAddress, type TrustProxy } from '../../rate-limit/client-ip.ts';
 import { type Caller, type RateLimitEngine, resetSeconds, type Verdict } from '../../rate-limit/engine.ts';
 import { peekLoginLock } from '../../rate-limit/login-failures.ts';
 import { planForRoute, planForUnmatched, type RoutePlan } from '../../rate-limit/policy.ts';
 import { StoreUnavailableError } from '../../rate-limit/stores/store.ts';
+import { hookList } from '../hook-list.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -19,6 +20,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The caller as the rate limiter sees it (user id, client address key). */
     caller: Caller;
+    /** The code of the 429 this request was refused with, if it was. */
+    rateLimitRefusal: ErrorCode | null;
   }
 }
 
@@ -53,13 +56,36 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
     const { engine } = options;
     app.decorate('rateLimit', engine);
     app.decorateRequest('caller', null as unknown as Caller);
+    app.decorateRequest('rateLimitRefusal', null);
 
     app.addHook('onRoute', (route) => {
       const first = Array.isArray(route.method) ? route.method[0]! : route.method;
       // Fastify adds a HEAD route for every GET: it is the same resource under the same plan.
       const method = first === 'HEAD' ? 'GET' : first;
-      route.config = { ...route.config, rateLimitPlan: planForRoute(method, route.url ?? route.path) };
+      const plan = planForRoute(method, route.url ?? route.path);
+      route.config = { ...route.config, rateLimitPlan: plan };
+      // The account's lock needs the submitted email, so it is looked at once the body is parsed,
+      // first among the route's preValidation hooks: before CSRF and field validation, as for
+      // every other limiter, a locked account gets its 429.
+      if (plan.kind === 'login') route.preValidation = [checkAccountLock, ...hookList(route.preValidation)];
     });
+
+    const checkAccountLock = (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      done: (error?: Error) => void,
+    ) => {
+      const plan = request.routeOptions.config.rateLimitPlan;
+      const email = (request.body as { email?: unknown } | undefined)?.email;
+      if (plan?.kind !== 'login' || typeof email !== 'string') return done();
+      let outcome: Verdict | null | Promise<Verdict | null>;
+      try {
+        outcome = peekLoginLock(engine, plan.controls, request.caller, 'account', email);
+      } catch (error) {
+        return fail(reply, error, done);
+      }
+      settle(outcome, reply, done);
+    };
 
     app.addHook('onRequest', (request, reply, done) => {
       const caller = new RequestCaller(request, options);
@@ -85,21 +111,6 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
             break;
           }
         }
-      } catch (error) {
-        return fail(reply, error, done);
-      }
-      settle(outcome, reply, done);
-    });
-
-    // The account's lock needs the submitted email, so it is looked at once the body is parsed, and
-    // before CSRF and field validation (registered after this plugin): a locked account gets 429.
-    app.addHook('preValidation', (request, reply, done) => {
-      const plan = request.routeOptions.config?.rateLimitPlan;
-      const email = (request.body as { email?: unknown } | undefined)?.email;
-      if (plan?.kind !== 'login' || typeof email !== 'string') return done();
-      let outcome: Verdict | null | Promise<Verdict | null>;
-      try {
-        outcome = peekLoginLock(engine, plan.controls, request.caller, 'account', email);
       } catch (error) {
         return fail(reply, error, done);
       }
@@ -160,6 +171,7 @@ export function writeRateLimitHeaders(reply: FastifyReply, { bound, decision }: 
 /** Answers 429 with the control's code, its headers, Retry-After and a body saying how long to wait. */
 export function sendRefusal(reply: FastifyReply, verdict: Verdict): FastifyReply {
   const retryAfter = writeRateLimitHeaders(reply, verdict);
+  reply.request.rateLimitRefusal = verdict.bound.control.code;
   return reply
     .code(429)
     .headers({ 'retry-after': retryAfter, 'cache-control': 'no-store' })

@@ -1,4 +1,4 @@
-// Wraps the app's store to time each decision for the metrics, without adding a promise where there was none.
+// Wraps the app's store to time the decisions that wait for Redis, for the metrics.
 import type { MaybePromise, RateDecision, RateLimitStore, RateRule } from './store.ts';
 
 export type DecisionTimer = (rule: RateRule, operation: 'consume' | 'peek', seconds: number) => void;
@@ -10,11 +10,15 @@ export class TimedStore implements RateLimitStore {
   constructor(readonly inner: RateLimitStore) {}
 
   consume(rule: RateRule, key: string): MaybePromise<RateDecision> {
-    return this.timed(rule, 'consume', () => this.inner.consume(rule, key));
+    if (!this.onDecision) return this.inner.consume(rule, key);
+    const started = performance.now();
+    return this.observe(rule, 'consume', started, this.inner.consume(rule, key));
   }
 
   peek(rule: RateRule, key: string): MaybePromise<RateDecision> {
-    return this.timed(rule, 'peek', () => this.inner.peek(rule, key));
+    if (!this.onDecision) return this.inner.peek(rule, key);
+    const started = performance.now();
+    return this.observe(rule, 'peek', started, this.inner.peek(rule, key));
   }
 
   release(rule: RateRule, key: string, token: number): MaybePromise<void> {
@@ -29,21 +33,17 @@ export class TimedStore implements RateLimitStore {
     return this.inner.close();
   }
 
-  private timed(
+  /** Records how long a decision that waited for Redis took, when it settles. */
+  private observe(
     rule: RateRule,
     operation: 'consume' | 'peek',
-    decide: () => MaybePromise<RateDecision>,
+    started: number,
+    decision: MaybePromise<RateDecision>,
   ): MaybePromise<RateDecision> {
-    const observe = this.onDecision;
-    if (!observe) return decide();
-    const started = performance.now();
-    const decision = decide();
-    if (!(decision instanceof Promise)) {
-      observe(rule, operation, (performance.now() - started) / 1000);
-      return decision;
-    }
+    // A decision made in memory takes well under a microsecond: timing it would cost more than it
+    // does and say nothing. Only decisions that wait for Redis are timed.
+    if (!(decision instanceof Promise)) return decision;
     // Failed decisions are timed too: a Redis timeout is exactly the latency worth seeing.
-    const done = () => observe(rule, operation, (performance.now() - started) / 1000);
-    return decision.finally(done);
+    return decision.finally(() => this.onDecision?.(rule, operation, (performance.now() - started) / 1000));
   }
 }

@@ -66,7 +66,6 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     db,
     users: new UsersRepository(db),
     tasks: new TasksRepository(db),
-    sessionsRepository,
     sessions: new SessionService(sessionsRepository, {
       secret: config.sessionSecret,
       ttlMs: config.sessionTtlMs,

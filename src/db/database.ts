@@ -10,11 +10,25 @@ export interface Queryable {
 
 export interface Database extends Queryable {
   readonly kind: 'embedded' | 'postgres';
-  /** Runs `work` on one connection inside BEGIN … COMMIT; any throw rolls back. */
-  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Runs `work` on one dedicated connection (for session-level advisory locks). */
   withConnection<T>(work: (connection: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+}
+
+/**
+ * Runs `work` inside BEGIN … COMMIT on a connection that is already the caller's alone (from
+ * withConnection); any throw rolls back. Single statements need none: they are atomic already.
+ */
+export async function inTransaction<T>(connection: Queryable, work: () => Promise<T>): Promise<T> {
+  await connection.query('BEGIN');
+  try {
+    const result = await work();
+    await connection.query('COMMIT');
+    return result;
+  } catch (error) {
+    await connection.query('ROLLBACK').catch(() => {});
+    throw error;
+  }
 }
 
 export interface DatabaseOptions {
@@ -47,10 +61,6 @@ function wrapPglite(db: PGlite): Database {
   return {
     kind: 'embedded',
     query,
-    transaction: (work) =>
-      db.transaction((tx) =>
-        work({ query: async (sql, params = []) => (await tx.query(sql, params as unknown[])).rows as never }),
-      ),
     withConnection,
     close: () => db.close(),
   };
@@ -81,18 +91,6 @@ function openPostgres(url: string): Database {
     kind: 'postgres',
     query: run(pool),
     withConnection,
-    transaction: (work) =>
-      withConnection(async (connection) => {
-        await connection.query('BEGIN');
-        try {
-          const result = await work(connection);
-          await connection.query('COMMIT');
-          return result;
-        } catch (error) {
-          await connection.query('ROLLBACK').catch(() => {});
-          throw error;
-        }
-      }),
     close: () => pool.end(),
   };
 }

@@ -1,6 +1,6 @@
 // Applies the SQL files of migrations/ in name order, once, under an advisory lock.
 import { readdir, readFile } from 'node:fs/promises';
-import type { Database, Queryable } from './database.ts';
+import { type Database, inTransaction, type Queryable } from './database.ts';
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 /** Any fixed 64-bit number; instances starting at once queue on it. */
@@ -27,15 +27,10 @@ export async function migrate(
       const applied: string[] = [];
       for (const file of files.filter((f) => !done.has(f))) {
         const sql = await readFile(new URL(file, MIGRATIONS_DIR), 'utf8');
-        await connection.query('BEGIN');
-        try {
+        await inTransaction(connection, async () => {
           await exec(connection, sql);
           await connection.query('INSERT INTO schema_migrations (name) VALUES ($1)', [file]);
-          await connection.query('COMMIT');
-        } catch (error) {
-          await connection.query('ROLLBACK');
-          throw error;
-        }
+        });
         applied.push(file);
       }
       await afterMigrate(connection);

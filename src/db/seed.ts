@@ -1,6 +1,6 @@
 // The demo data of the contract: 3 clients, 4 accounts, 200 tasks — only into an empty database.
 import { hashPassword } from '../auth/passwords.ts';
-import type { Queryable } from './database.ts';
+import { inTransaction, type Queryable } from './database.ts';
 
 export const DEMO_PASSWORD = 'demo-password';
 
@@ -29,14 +29,7 @@ export async function seedDemo(db: Queryable, passwordHashCost: number): Promise
   ];
   if (count > 0) return false;
   const hashes = await Promise.all(DEMO_ACCOUNTS.map(() => hashPassword(DEMO_PASSWORD, passwordHashCost)));
-  await db.query('BEGIN');
-  try {
-    await insertDemoRows(db, hashes);
-    await db.query('COMMIT');
-  } catch (error) {
-    await db.query('ROLLBACK');
-    throw error;
-  }
+  await inTransaction(db, () => insertDemoRows(db, hashes));
   return true;
 }
 

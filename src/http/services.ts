@@ -4,7 +4,6 @@ import type { SessionService } from '../auth/sessions.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
-import type { SessionsRepository } from '../db/repositories/sessions.ts';
 import type { TasksRepository } from '../db/repositories/tasks.ts';
 import type { UsersRepository } from '../db/repositories/users.ts';
 import type { RateLimitEngine } from '../rate-limit/engine.ts';
@@ -15,7 +14,6 @@ export interface Services {
   readonly db: Database;
   readonly users: UsersRepository;
   readonly tasks: TasksRepository;
-  readonly sessionsRepository: SessionsRepository;
   readonly sessions: SessionService;
   readonly passwords: PasswordChecker;
   readonly rateLimit: RateLimitEngine;

@@ -1,6 +1,7 @@
 // Reassigning the selection: the assignee picker, the button, the bulk budget, its countdown, the outcome.
 import { useState } from 'preact/hooks';
 import type { BulkReassignResult, RateLimitState, User } from '../../src/client/index.ts';
+import { EmployeeSelect } from './employee-select.tsx';
 import { budgetSentence, duration, FAILURE_REASONS } from './wording.ts';
 
 interface Props {
@@ -32,21 +33,14 @@ export function BulkPanel(props: Props) {
     <section class="bulk" aria-labelledby="bulk-title">
       <h2 id="bulk-title">Reassign selected tasks</h2>
       <form class="bulk-controls" onSubmit={submit}>
-        <div class="field">
-          <label for="bulk-assignee">New assignee</label>
-          <select
-            id="bulk-assignee"
-            value={assignee}
-            onChange={(event) => setAssignee(event.currentTarget.value)}
-          >
-            <option value="">Choose a person</option>
-            {employees.map((employee) => (
-              <option key={employee.id} value={employee.id}>
-                {employee.name}
-              </option>
-            ))}
-          </select>
-        </div>
+        <EmployeeSelect
+          id="bulk-assignee"
+          label="New assignee"
+          emptyChoice="Choose a person"
+          employees={employees}
+          value={assignee}
+          onChange={setAssignee}
+        />
         <button id="reassign" type="submit" disabled={!ready} aria-describedby="bulk-hint bulk-budget">
           {busy ? 'Reassigning…' : label}
         </button>

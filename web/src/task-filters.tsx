@@ -1,6 +1,7 @@
 // The filter form above the table: client, assignee, status and page size, applied together.
 import { useState } from 'preact/hooks';
 import type { TaskStatus, User } from '../../src/client/index.ts';
+import { EmployeeSelect } from './employee-select.tsx';
 import { STATUS_LABELS } from './wording.ts';
 
 export interface Filters {
@@ -51,21 +52,14 @@ export function TaskFilters({ employees, applied, disabled, onApply }: Props) {
           onInput={(event) => setClient(event.currentTarget.value)}
         />
       </div>
-      <div class="field">
-        <label for="filter-assignee">Assignee</label>
-        <select
-          id="filter-assignee"
-          value={assignee}
-          onChange={(event) => setAssignee(event.currentTarget.value)}
-        >
-          <option value="">Anyone</option>
-          {employees.map((employee) => (
-            <option key={employee.id} value={employee.id}>
-              {employee.name}
-            </option>
-          ))}
-        </select>
-      </div>
+      <EmployeeSelect
+        id="filter-assignee"
+        label="Assignee"
+        emptyChoice="Anyone"
+        employees={employees}
+        value={assignee}
+        onChange={setAssignee}
+      />
       <div class="field">
         <label for="filter-status">Status</label>
         <select id="filter-status" value={status} onChange={(event) => setStatus(event.currentTarget.value)}>

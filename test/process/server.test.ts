@@ -1,0 +1,78 @@
+// The real entry point as a process: start on embedded defaults, print the demo accounts, serve, stop on SIGTERM.
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const SERVER = fileURLToPath(new URL('../../src/server.ts', import.meta.url));
+const directories: string[] = [];
+after(() => Promise.all(directories.map((d) => rm(d, { recursive: true, force: true }))));
+
+function start(env: Record<string, string>): {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+} {
+  const child = spawn(process.execPath, ['--import', 'tsx', SERVER], {
+    env: {
+      ...process.env,
+      NODE_ENV: 'development',
+      LOG_LEVEL: 'info',
+      PASSWORD_HASH_COST: '10',
+      PORT: '0',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let text = '';
+  child.stdout!.on('data', (chunk) => (text += chunk));
+  child.stderr!.on('data', (chunk) => (text += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output: () => text, exited };
+}
+
+/** Waits until the server says where it listens (startup includes booting the embedded database). */
+async function listeningUrl(output: () => string, exited: Promise<number | null>): Promise<string> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output());
+    if (match) return match[1]!;
+    const done = await Promise.race([exited, new Promise((r) => setTimeout(() => r('waiting'), 100))]);
+    if (done !== 'waiting') throw new Error(`the server exited early:\n${output()}`);
+  }
+  throw new Error(`the server did not start:\n${output()}`);
+}
+
+describe('src/server.ts', () => {
+  it('seeds and prints the demo accounts, serves, and exits 0 on SIGTERM', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'tp-server-'));
+    directories.push(dataDir);
+    const server = start({ DATA_DIR: dataDir });
+    const url = await listeningUrl(server.output, server.exited);
+    for (const email of ['alice@example.com', 'bob@example.com', 'carol@example.com', 'admin@example.com']) {
+      assert.match(server.output(), new RegExp(email.replace('.', '\\.')));
+    }
+    assert.match(server.output(), /demo-password/);
+    assert.doesNotMatch(server.output(), /SESSION_SECRET=|scrypt\$/, 'no secret or hash is printed');
+    const ready = await fetch(`${url}/readyz`);
+    assert.equal(ready.status, 200);
+    server.child.kill('SIGTERM');
+    assert.equal(await server.exited, 0);
+    assert.match(server.output(), /shutting down/);
+  });
+
+  it('stops at start with a message naming an invalid variable and its expected form', async () => {
+    const server = start({
+      RATE_LIMIT_BULK: '30 per 15 minutes',
+      DATA_DIR: join(tmpdir(), 'tp-never-created'),
+    });
+    assert.equal(await server.exited, 1);
+    assert.match(
+      server.output(),
+      /RATE_LIMIT_BULK="30 per 15 minutes" is invalid: expected <count>\/<duration>/,
+    );
+  });
+});

@@ -1,5 +1,5 @@
 // Memory per tracked key: one process per store, 1,000,000 distinct keys consumed once, heap delta per key.
-// Run: node --expose-gc --import tsx bench/memory-per-key.ts [store]   (no store: all, one child each)
+// Run: node --expose-gc bench/memory-per-key.ts [store]   (no store: all, one child each)
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -92,7 +92,7 @@ async function measureStore(name: string, keys: number): Promise<MemoryResult> {
 export function measureAll(keys: number, core: number | null): MemoryResult[] {
   const file = fileURLToPath(import.meta.url);
   return Object.keys(STORES).map((name) => {
-    const args = ['--expose-gc', '--max-old-space-size=4096', '--import', 'tsx', file, name];
+    const args = ['--expose-gc', '--max-old-space-size=4096', file, name];
     const command = core === null ? process.execPath : 'taskset';
     const output = execFileSync(
       command,

@@ -9,7 +9,11 @@ export const systemClock: Clock = { now: () => Date.now() };
 
 /** A clock that only moves when told to. */
 export class ManualClock implements Clock {
-  constructor(private time = 1_700_000_000_000) {}
+  private time: number;
+
+  constructor(time = 1_700_000_000_000) {
+    this.time = time;
+  }
   now(): number {
     return this.time;
   }

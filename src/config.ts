@@ -40,8 +40,11 @@ export interface Config {
 }
 
 export class ConfigError extends Error {
-  constructor(readonly problems: readonly string[]) {
+  readonly problems: readonly string[];
+
+  constructor(problems: readonly string[]) {
     super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.problems = problems;
     this.name = 'ConfigError';
   }
 }

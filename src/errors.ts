@@ -34,12 +34,17 @@ export type ErrorCode = keyof typeof ERRORS;
 /** An error the API answers with as `{code, message, ...details}` and the status of its code. */
 export class ApiError extends Error {
   readonly statusCode: number;
+  readonly code: ErrorCode;
+  readonly details: Readonly<Record<string, unknown>>;
+
   constructor(
-    readonly code: ErrorCode,
-    readonly details: Readonly<Record<string, unknown>> = {},
+    code: ErrorCode,
+    details: Readonly<Record<string, unknown>> = {},
     message: string = ERRORS[code].message,
   ) {
     super(message);
+    this.code = code;
+    this.details = details;
     this.name = 'ApiError';
     this.statusCode = ERRORS[code].status;
   }

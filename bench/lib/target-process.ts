@@ -26,12 +26,16 @@ export class TargetProcess {
   private nextId = 0;
   private readonly waiting = new Map<number, (stats: TargetStats) => void>();
 
-  private constructor(
-    readonly spec: TargetSpec,
-    private readonly child: ChildProcess,
-    readonly port: number,
-    readonly extra: unknown,
-  ) {
+  readonly spec: TargetSpec;
+  private readonly child: ChildProcess;
+  readonly port: number;
+  readonly extra: unknown;
+
+  private constructor(spec: TargetSpec, child: ChildProcess, port: number, extra: unknown) {
+    this.spec = spec;
+    this.child = child;
+    this.port = port;
+    this.extra = extra;
     child.on('message', (message: TargetMessage) => {
       if (message.type !== 'stats') return;
       const { cpuMicros, rss, monotonicMicros } = message;
@@ -51,7 +55,7 @@ export class TargetProcess {
   /** Starts the target, pinned to `core` when given, and resolves once it listens. */
   static start(spec: TargetSpec, core: number | null): Promise<TargetProcess> {
     const file = fileURLToPath(new URL(`../targets/${spec.file}.ts`, import.meta.url));
-    const nodeArgs = ['--import', 'tsx', ...(spec.nodeArgs ?? [])];
+    const nodeArgs = [...(spec.nodeArgs ?? [])];
     const child = fork(file, [], {
       // taskset execs node, which keeps the IPC channel fork opened; every thread inherits the core.
       execPath: core === null ? process.execPath : 'taskset',

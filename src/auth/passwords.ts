@@ -46,7 +46,11 @@ export function needsRehash(stored: string, log2N: number): boolean {
  * there is no account, so that an unknown email takes as long as a wrong password.
  */
 export class PasswordChecker {
-  private constructor(private readonly dummyHash: string) {}
+  private readonly dummyHash: string;
+
+  private constructor(dummyHash: string) {
+    this.dummyHash = dummyHash;
+  }
 
   static async create(log2N: number): Promise<PasswordChecker> {
     return new PasswordChecker(await hashPassword(randomBytes(16).toString('hex'), log2N));

@@ -32,10 +32,13 @@ export class SessionService {
   /** Loads in flight, so that a burst of requests with one uncached cookie asks the database once. */
   private readonly loading = new Map<string, Promise<ResolvedSession | null>>();
 
-  constructor(
-    private readonly repository: SessionsRepository,
-    private readonly options: SessionServiceOptions,
-  ) {}
+  private readonly repository: SessionsRepository;
+  private readonly options: SessionServiceOptions;
+
+  constructor(repository: SessionsRepository, options: SessionServiceOptions) {
+    this.repository = repository;
+    this.options = options;
+  }
 
   /** Starts a session for the user; returns the cookie value and the session id. */
   async create(userId: number): Promise<{ cookie: string; sessionId: string; maxAgeSeconds: number }> {

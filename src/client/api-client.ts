@@ -59,7 +59,10 @@ export class ApiClient {
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   private readonly now: () => number;
 
-  constructor(private readonly options: ApiClientOptions = {}) {
+  private readonly options: ApiClientOptions;
+
+  constructor(options: ApiClientOptions = {}) {
+    this.options = options;
     this.baseUrl = (options.baseUrl ?? '').replace(/\/+$/, '');
     // Wrapped, not stored bare: browsers refuse `fetch` called with another object as `this`.
     this.fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));

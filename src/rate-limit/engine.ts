@@ -38,10 +38,10 @@ export interface RateLimitReport {
 export class RateLimitEngine {
   readonly controls: Readonly<Record<ControlName, BoundControl>>;
 
-  constructor(
-    limits: Config['rateLimits'],
-    readonly store: RateLimitStore,
-  ) {
+  readonly store: RateLimitStore;
+
+  constructor(limits: Config['rateLimits'], store: RateLimitStore) {
+    this.store = store;
     const bound = {} as Record<ControlName, BoundControl>;
     for (const control of Object.values(CONTROLS)) {
       const budget = control.budget(limits);

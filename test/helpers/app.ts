@@ -62,10 +62,13 @@ export class TestClient {
   private readonly cookies = new Map<string, string>();
   csrfToken: string | null = null;
 
-  constructor(
-    private readonly app: FastifyInstance,
-    readonly remoteAddress: string,
-  ) {}
+  private readonly app: FastifyInstance;
+  readonly remoteAddress: string;
+
+  constructor(app: FastifyInstance, remoteAddress: string) {
+    this.app = app;
+    this.remoteAddress = remoteAddress;
+  }
 
   async request(options: InjectOptions & { csrf?: boolean }): Promise<Response> {
     const headers: Record<string, string> = { ...(options.headers as Record<string, string>) };

@@ -55,11 +55,15 @@ function listenOnce(port: number): Promise<number> {
 export class RedisServer {
   private process: ChildProcess | null = null;
 
-  private constructor(
-    readonly port: number,
-    private readonly dir: string,
-    private readonly extraArgs: readonly string[],
-  ) {}
+  readonly port: number;
+  private readonly dir: string;
+  private readonly extraArgs: readonly string[];
+
+  private constructor(port: number, dir: string, extraArgs: readonly string[]) {
+    this.port = port;
+    this.dir = dir;
+    this.extraArgs = extraArgs;
+  }
 
   /** Starts a redis-server on a free loopback port, without persistence, in its own temp dir. */
   static async start(options: { cluster?: boolean; dir?: string } = {}): Promise<RedisServer> {
@@ -164,10 +168,13 @@ export class RedisServer {
 
 /** A Redis Cluster of three masters, no replicas, on loopback ports, in one temp dir. */
 export class RedisCluster {
-  private constructor(
-    readonly nodes: readonly RedisServer[],
-    private readonly dir: string,
-  ) {}
+  readonly nodes: readonly RedisServer[];
+  private readonly dir: string;
+
+  private constructor(nodes: readonly RedisServer[], dir: string) {
+    this.nodes = nodes;
+    this.dir = dir;
+  }
 
   static async start(): Promise<RedisCluster> {
     const dir = await mkdtemp(path.join(tmpdir(), 'tp-redis-cluster-'));

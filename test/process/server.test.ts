@@ -16,7 +16,7 @@ function start(env: Record<string, string>): {
   output: () => string;
   exited: Promise<number | null>;
 } {
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVER], {
+  const child = spawn(process.execPath, [SERVER], {
     env: {
       ...process.env,
       NODE_ENV: 'development',

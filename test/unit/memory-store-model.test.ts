@@ -75,7 +75,11 @@ const commands = (windowMs: number, smallStepMs: number, keyCount: number, maxLe
 class Model {
   readonly admitted = new Map<Key, number[]>();
   readonly tokens = new Map<Key, number[]>();
-  constructor(readonly windowMs: number) {}
+  readonly windowMs: number;
+
+  constructor(windowMs: number) {
+    this.windowMs = windowMs;
+  }
   times(key: Key): number[] {
     return this.admitted.get(key) ?? [];
   }

@@ -8,7 +8,11 @@ export interface SessionRecord {
 }
 
 export class SessionsRepository {
-  constructor(private readonly db: Queryable) {}
+  private readonly db: Queryable;
+
+  constructor(db: Queryable) {
+    this.db = db;
+  }
 
   async create(idHash: string, userId: number, expiresAt: Date): Promise<void> {
     await this.db.query('INSERT INTO sessions (id_hash, user_id, expires_at) VALUES ($1, $2, $3)', [

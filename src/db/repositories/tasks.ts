@@ -70,7 +70,11 @@ SELECT i.id, (f.ord = i.ord) AS first, (u.id IS NOT NULL) AS updated,
  ORDER BY i.ord`;
 
 export class TasksRepository {
-  constructor(private readonly db: Queryable) {}
+  private readonly db: Queryable;
+
+  constructor(db: Queryable) {
+    this.db = db;
+  }
 
   async list(filter: TaskFilter): Promise<Task[]> {
     const where: string[] = [];

@@ -14,7 +14,11 @@ export interface User {
 const COLUMNS = 'id, email, name, role';
 
 export class UsersRepository {
-  constructor(private readonly db: Queryable) {}
+  private readonly db: Queryable;
+
+  constructor(db: Queryable) {
+    this.db = db;
+  }
 
   /**
    * The user whose email has the same normal form (see normaliseEmail) and their password hash, or

@@ -34,10 +34,13 @@ export interface RateLimitPluginOptions {
 /** The caller of one request; the client address is worked out only if a control needs it. */
 class RequestCaller implements Caller {
   private key: string | null = null;
-  constructor(
-    private readonly request: FastifyRequest,
-    private readonly options: RateLimitPluginOptions,
-  ) {}
+  private readonly request: FastifyRequest;
+  private readonly options: RateLimitPluginOptions;
+
+  constructor(request: FastifyRequest, options: RateLimitPluginOptions) {
+    this.request = request;
+    this.options = options;
+  }
   get userId(): number | null {
     return this.request.user?.id ?? null;
   }

@@ -35,10 +35,10 @@ class Partition {
   /** When each slot was given to its key: tokens older than that belong to a reset or expired past. */
   private since = new Float64Array(0);
 
-  constructor(
-    readonly shape: WindowShape,
-    now: number,
-  ) {
+  readonly shape: WindowShape;
+
+  constructor(shape: WindowShape, now: number) {
+    this.shape = shape;
     this.rotateAt = now + shape.horizonMs;
   }
 

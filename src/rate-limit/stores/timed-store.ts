@@ -7,7 +7,11 @@ export class TimedStore implements RateLimitStore {
   /** Set by the metrics plugin; decisions are not timed until then. */
   onDecision: DecisionTimer | null = null;
 
-  constructor(readonly inner: RateLimitStore) {}
+  readonly inner: RateLimitStore;
+
+  constructor(inner: RateLimitStore) {
+    this.inner = inner;
+  }
 
   consume(rule: RateRule, key: string): MaybePromise<RateDecision> {
     if (!this.onDecision) return this.inner.consume(rule, key);

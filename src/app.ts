@@ -28,6 +28,7 @@ import { taskRoutes } from './http/routes/tasks.ts';
 import { SHARED_SCHEMAS } from './http/schemas.ts';
 import type { Services } from './http/services.ts';
 import { validatorCompiler } from './http/validation.ts';
+import { loggerOptions } from './logger-options.ts';
 import { RateLimitEngine } from './rate-limit/engine.ts';
 import { createStore, storeReadiness } from './rate-limit/stores/create-store.ts';
 import type { RateLimitStore } from './rate-limit/stores/store.ts';
@@ -78,15 +79,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   };
 
   const app = Fastify({
-    logger: {
-      level: config.logLevel,
-      redact: [
-        'req.headers.cookie',
-        'req.headers["x-csrf-token"]',
-        'req.headers.authorization',
-        'res.headers["set-cookie"]',
-      ],
-    },
+    logger: loggerOptions({ level: config.logLevel, production: config.env === 'production' }),
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: fastifyTrustProxy(config),
     requestIdHeader: 'x-request-id',

@@ -109,9 +109,9 @@ export function loadConfig(env: Env = process.env): Config {
     ),
     passwordHashCost: read(
       'PASSWORD_HASH_COST',
-      '17',
-      integerIn(10, 20),
-      'an integer from 10 to 20 (log2 of scrypt N)',
+      '19456',
+      integerIn(64, 4_194_304),
+      'an integer from 64 to 4194304 (argon2id memory in KiB)',
     ),
     trustProxy: read(
       'TRUST_PROXY',

@@ -59,7 +59,7 @@ export function oursEnv(options: OursOptions): Record<string, string> {
   return {
     NODE_ENV: 'production',
     SESSION_SECRET,
-    PASSWORD_HASH_COST: '10',
+    PASSWORD_HASH_COST: '64',
     // Peers log nothing; at info level our server would also write two log lines per request.
     LOG_LEVEL: 'warn',
     SEED_DEMO: 'true',

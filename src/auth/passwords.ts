@@ -1,49 +1,116 @@
-// Slow salted password hashes (scrypt) and a verifier whose timing does not reveal unknown accounts.
-import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
+// Slow salted password hashes (argon2id; older scrypt hashes still verify) and a timing-blind verifier.
+import { argon2, randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
 
 const KEY_LENGTH = 32;
+const SALT_LENGTH = 16;
+/** OWASP's argon2id minimum pairs 19 MiB with two passes; the memory is configurable, the rest is not. */
+const PASSES = 2;
+const PARALLELISM = 1;
 
-function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
+/** Passwords are compared in one Unicode form, so the same password typed on two keyboards matches. */
+const normalise = (password: string) => password.normalize('NFKC');
+
+function deriveArgon2(
+  password: string,
+  salt: Buffer,
+  memoryKiB: number,
+  passes: number,
+  parallelism: number,
+) {
+  return new Promise<Buffer>((resolve, reject) =>
+    argon2(
+      'argon2id',
+      {
+        message: normalise(password),
+        nonce: salt,
+        memory: memoryKiB,
+        passes,
+        parallelism,
+        tagLength: KEY_LENGTH,
+      },
+      (error, key) => (error ? reject(error) : resolve(key)),
+    ),
+  );
+}
+
+function deriveScrypt(password: string, salt: Buffer, log2N: number, r: number, p: number): Promise<Buffer> {
+  // scrypt needs 128·N·r bytes; allow that plus headroom (Node's default cap is 32 MiB).
+  const options: ScryptOptions = { N: 2 ** log2N, r, p, maxmem: 128 * 2 ** log2N * r * p + 16 * 1024 * 1024 };
   return new Promise((resolve, reject) =>
-    scrypt(password.normalize('NFKC'), salt, KEY_LENGTH, options, (error, key) =>
+    scrypt(normalise(password), salt, KEY_LENGTH, options, (error, key) =>
       error ? reject(error) : resolve(key),
     ),
   );
 }
 
-function optionsFor(log2N: number, r: number, p: number): ScryptOptions {
-  // scrypt needs 128·N·r bytes; allow that plus headroom (Node's default cap is 32 MiB).
-  return { N: 2 ** log2N, r, p, maxmem: 128 * 2 ** log2N * r * p + 16 * 1024 * 1024 };
+/** Hashes as a PHC string, `$argon2id$v=19$m=<KiB>,t=2,p=1$<salt>$<key>` (unpadded base64). */
+export async function hashPassword(password: string, memoryKiB: number): Promise<string> {
+  const salt = randomBytes(SALT_LENGTH);
+  const key = await deriveArgon2(password, salt, memoryKiB, PASSES, PARALLELISM);
+  return `$argon2id$v=19$m=${memoryKiB},t=${PASSES},p=${PARALLELISM}$${b64(salt)}$${b64(key)}`;
 }
 
-/** Hashes as `scrypt$<log2N>$<r>$<p>$<salt>$<key>` (base64url), so the cost can rise later. */
-export async function hashPassword(password: string, log2N: number): Promise<string> {
-  const salt = randomBytes(16);
-  const key = await derive(password, salt, optionsFor(log2N, 8, 1));
-  return ['scrypt', log2N, 8, 1, salt.toString('base64url'), key.toString('base64url')].join('$');
-}
-
+/** Checks a password against an argon2id hash, or a legacy `scrypt$<log2N>$<r>$<p>$<salt>$<key>` one. */
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const [scheme, log2N, r, p, salt, key] = stored.split('$');
-  if (scheme !== 'scrypt' || !salt || !key) return false;
-  const expected = Buffer.from(key, 'base64url');
-  const actual = await derive(
-    password,
-    Buffer.from(salt, 'base64url'),
-    optionsFor(Number(log2N), Number(r), Number(p)),
-  );
-  return actual.length === expected.length && timingSafeEqual(actual, expected);
+  const parsed = parseHash(stored);
+  if (!parsed) return false;
+  const actual =
+    parsed.scheme === 'argon2id'
+      ? await deriveArgon2(password, parsed.salt, parsed.memoryKiB, parsed.passes, parsed.parallelism)
+      : await deriveScrypt(password, parsed.salt, parsed.log2N, parsed.r, parsed.p);
+  return actual.length === parsed.key.length && timingSafeEqual(actual, parsed.key);
 }
 
-/** Whether a stored hash was made at another cost than `log2N` (and should be redone at login). */
-export function needsRehash(stored: string, log2N: number): boolean {
-  const [scheme, cost] = stored.split('$');
-  return scheme !== 'scrypt' || Number(cost) !== log2N;
+/** Whether a stored hash is not argon2id at today's parameters (and should be redone at login). */
+export function needsRehash(stored: string, memoryKiB: number): boolean {
+  const parsed = parseHash(stored);
+  return (
+    parsed?.scheme !== 'argon2id' ||
+    parsed.memoryKiB !== memoryKiB ||
+    parsed.passes !== PASSES ||
+    parsed.parallelism !== PARALLELISM
+  );
 }
+
+type ParsedHash =
+  | { scheme: 'argon2id'; memoryKiB: number; passes: number; parallelism: number; salt: Buffer; key: Buffer }
+  | { scheme: 'scrypt'; log2N: number; r: number; p: number; salt: Buffer; key: Buffer };
+
+const ARGON2ID =
+  /^\$argon2id\$v=19\$m=(\d{1,7}),t=(\d{1,2}),p=(\d{1,2})\$([A-Za-z0-9+/]+)\$([A-Za-z0-9+/]+)$/;
+const SCRYPT = /^scrypt\$(\d{1,2})\$(\d{1,2})\$(\d{1,2})\$([\w-]+)\$([\w-]+)$/;
+
+function parseHash(stored: string): ParsedHash | null {
+  const argon = ARGON2ID.exec(stored);
+  if (argon) {
+    const [, m, t, p, salt, key] = argon;
+    return {
+      scheme: 'argon2id',
+      memoryKiB: Number(m),
+      passes: Number(t),
+      parallelism: Number(p),
+      salt: Buffer.from(salt!, 'base64'),
+      key: Buffer.from(key!, 'base64'),
+    };
+  }
+  const legacy = SCRYPT.exec(stored);
+  if (!legacy) return null;
+  const [, log2N, r, p, salt, key] = legacy;
+  return {
+    scheme: 'scrypt',
+    log2N: Number(log2N),
+    r: Number(r),
+    p: Number(p),
+    salt: Buffer.from(salt!, 'base64url'),
+    key: Buffer.from(key!, 'base64url'),
+  };
+}
+
+const b64 = (bytes: Buffer) => bytes.toString('base64').replace(/=+$/, '');
 
 /**
- * Checks a password against the account's hash, or against a dummy hash of the same cost when
- * there is no account, so that an unknown email takes as long as a wrong password.
+ * Checks a password against the account's hash, or against a dummy hash at today's parameters
+ * when there is no account, so that an unknown email takes as long as a wrong password.
  */
 export class PasswordChecker {
   private readonly dummyHash: string;
@@ -52,8 +119,8 @@ export class PasswordChecker {
     this.dummyHash = dummyHash;
   }
 
-  static async create(log2N: number): Promise<PasswordChecker> {
-    return new PasswordChecker(await hashPassword(randomBytes(16).toString('hex'), log2N));
+  static async create(memoryKiB: number): Promise<PasswordChecker> {
+    return new PasswordChecker(await hashPassword(randomBytes(16).toString('hex'), memoryKiB));
   }
 
   async check(password: string, storedHash: string | null): Promise<boolean> {

@@ -1,7 +1,13 @@
 // One SQL dialect, two drivers: the embedded PGlite by default, a PostgreSQL server through `pg`.
-import { mkdir } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { cp, mkdir, readdir, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+
+/** Where `npm run build` leaves an initialised data directory (src/db/pglite-template.ts). */
+export const PGLITE_TEMPLATE_DIR = fileURLToPath(new URL('../../dist/pglite-template', import.meta.url));
 
 /** Something that runs SQL: the database itself or one connection inside a transaction. */
 export interface Queryable {
@@ -36,15 +42,62 @@ export interface DatabaseOptions {
   readonly dataDir: string;
   /** An already opened PGlite (tests clone one initialised template instead of booting a new one). */
   readonly pglite?: PGlite;
+  /** Whether an empty dataDir starts from the build's template (default true). */
+  readonly template?: boolean;
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.databaseUrl) return openPostgres(options.databaseUrl);
   if (options.pglite) return wrapPglite(options.pglite);
-  await mkdir(options.dataDir, { recursive: true });
-  const db = new PGlite(options.dataDir);
+  if (options.template === false) await mkdir(options.dataDir, { recursive: true });
+  else await seedDataDirFromTemplate(options.dataDir);
+  const db = new PGlite(options.dataDir, pgliteOptions());
   await db.waitReady;
   return wrapPglite(db);
+}
+
+/**
+ * PGlite's start parameters plus a small memory footprint: PostgreSQL's defaults size shared
+ * buffers for a server of its own (128 MB, all touched at start), where the embedded database of
+ * one process serves a few hundred rows. These keep the process near 200 MB instead of 700.
+ */
+export function pgliteOptions(): { startParams: string[] } {
+  return {
+    startParams: [
+      ...PGlite.defaultStartParams,
+      ...[
+        '-c',
+        'shared_buffers=8MB',
+        '-c',
+        'work_mem=2MB',
+        '-c',
+        'temp_buffers=1MB',
+        '-c',
+        'wal_buffers=256kB',
+      ],
+    ],
+  };
+}
+
+/**
+ * An empty DATA_DIR gets a copy of the data directory `npm run build` initialised (and migrated),
+ * so the first start skips initdb: a few hundred milliseconds instead of seconds, and none of
+ * initdb's memory. Copied beside the target, then renamed, so a crash never leaves half a cluster.
+ * Without a template (no build yet) PGlite runs initdb itself, as before.
+ */
+async function seedDataDirFromTemplate(dataDir: string): Promise<void> {
+  if (existsSync(path.join(dataDir, 'PG_VERSION'))) return;
+  if (!existsSync(path.join(PGLITE_TEMPLATE_DIR, 'PG_VERSION'))) {
+    await mkdir(dataDir, { recursive: true });
+    return;
+  }
+  if (existsSync(dataDir) && (await readdir(dataDir)).length > 0) return; // not ours to fill
+  const partial = `${path.resolve(dataDir)}.partial-${process.pid}`;
+  await rm(partial, { recursive: true, force: true });
+  await cp(PGLITE_TEMPLATE_DIR, partial, { recursive: true });
+  await rm(dataDir, { recursive: true, force: true }); // an empty directory the operator made
+  await mkdir(path.dirname(path.resolve(dataDir)), { recursive: true });
+  await rename(partial, dataDir);
 }
 
 function wrapPglite(db: PGlite): Database {

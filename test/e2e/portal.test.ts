@@ -299,6 +299,6 @@ describe('serving the portal', () => {
     await app.register(portalPlugin, { root: join(tmpdir(), 'no-such-portal-build') });
     const response = await app.inject({ url: '/' });
     assert.equal(response.statusCode, 503);
-    assert.match(response.body, /npm run build:web/);
+    assert.match(response.body, /npm run build/);
   });
 });

@@ -7,7 +7,7 @@ import { resetDemoTasks, seedDemo } from '../../src/db/seed.ts';
 import { POSTGRES_URL } from './services.ts';
 
 export type DatabaseKind = 'embedded' | 'postgres';
-export const TEST_PASSWORD_HASH_COST = 10;
+export const TEST_PASSWORD_HASH_COST = 64;
 
 export interface TestDatabase {
   readonly kind: DatabaseKind;

@@ -1,8 +1,10 @@
 // Attacks on contract §§2–6 found in review, kept as regression tests: each says what the contract asks.
 import assert from 'node:assert/strict';
+import { randomBytes, scryptSync } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
+import { DEMO_PASSWORD } from '../../src/db/seed.ts';
 import { MemoryStore } from '../../src/rate-limit/stores/memory-store.ts';
 import { createTestApp } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
@@ -121,24 +123,42 @@ describe('the rate-limit store under a login burst', () => {
   });
 });
 
-describe('POST /api/auth/login after PASSWORD_HASH_COST is raised', () => {
-  it('redoes an old hash at the new cost at the next successful login', async (t) => {
-    // The dummy hash for unknown emails is made at today's cost; an account still hashed at an
-    // older, cheaper cost would answer a wrong password faster and give itself away by timing.
-    const { client, database, close } = await createTestApp({ env: { PASSWORD_HASH_COST: '11' } });
+describe('POST /api/auth/login with a hash made at other parameters', () => {
+  // The dummy hash for unknown emails is made at today's parameters; an account still hashed with
+  // older, cheaper ones would answer a wrong password faster and give itself away by timing.
+  const hashOf = async (database: { db: { query<T>(sql: string): Promise<T[]> } }) => {
+    const [row] = await database.db.query<{ password_hash: string }>(
+      "SELECT password_hash FROM users WHERE email = 'bob@example.com'",
+    );
+    return row!.password_hash;
+  };
+
+  it('redoes an argon2id hash at the new memory cost at the next successful login', async (t) => {
+    const { client, database, close } = await createTestApp({ env: { PASSWORD_HASH_COST: '128' } });
     t.after(close);
-    const costOf = async () => {
-      const [row] = await database.db.query<{ password_hash: string }>(
-        "SELECT password_hash FROM users WHERE email = 'bob@example.com'",
-      );
-      return row!.password_hash.split('$')[1];
-    };
-    assert.equal(await costOf(), '10', 'seeded at the test cost');
+    assert.match(await hashOf(database), /^\$argon2id\$v=19\$m=64,t=2,p=1\$/, 'seeded at the test cost');
     assert.equal(code(await client().login('bob@example.com', WRONG)), 'INVALID_CREDENTIALS');
-    assert.equal(await costOf(), '10', 'a failed login changes nothing');
+    assert.match(await hashOf(database), /\$m=64,/, 'a failed login changes nothing');
     assert.equal((await client().login('bob@example.com')).statusCode, 200);
-    assert.equal(await costOf(), '11');
+    assert.match(await hashOf(database), /^\$argon2id\$v=19\$m=128,t=2,p=1\$/);
     assert.equal((await client().login('bob@example.com')).statusCode, 200, 'the new hash verifies');
+  });
+
+  it('still verifies a legacy scrypt hash, and replaces it with argon2id at login', async (t) => {
+    const { client, database, close } = await createTestApp();
+    t.after(close);
+    const salt = randomBytes(16);
+    const key = scryptSync(DEMO_PASSWORD.normalize('NFKC'), salt, 32, { N: 2 ** 10, r: 8, p: 1 });
+    const legacy = ['scrypt', 10, 8, 1, salt.toString('base64url'), key.toString('base64url')].join('$');
+    await database.db.query('UPDATE users SET password_hash = $1 WHERE email = $2', [
+      legacy,
+      'bob@example.com',
+    ]);
+    assert.equal(code(await client().login('bob@example.com', WRONG)), 'INVALID_CREDENTIALS');
+    assert.equal(await hashOf(database), legacy, 'a failed login keeps the legacy hash');
+    assert.equal((await client().login('bob@example.com')).statusCode, 200, 'the scrypt hash verifies');
+    assert.match(await hashOf(database), /^\$argon2id\$/);
+    assert.equal((await client().login('bob@example.com')).statusCode, 200, 'the argon2id hash verifies');
   });
 });
 

@@ -21,7 +21,7 @@ function start(env: Record<string, string>): {
       ...process.env,
       NODE_ENV: 'development',
       LOG_LEVEL: 'info',
-      PASSWORD_HASH_COST: '10',
+      PASSWORD_HASH_COST: '64',
       PORT: '0',
       ...env,
     },

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 
-/** Where `npm run build:web` writes the bundle. */
+/** Where `npm run build` (or `npm run build:web`) writes the bundle. */
 export const PORTAL_ROOT = fileURLToPath(new URL('../../../web/dist/', import.meta.url));
 
 export interface PortalOptions {
@@ -18,12 +18,12 @@ export async function portalPlugin(
   { root = PORTAL_ROOT }: PortalOptions,
 ): Promise<void> {
   if (!existsSync(join(root, 'index.html'))) {
-    app.log.warn('the portal is not built (web/dist is missing): run `npm run build:web`');
+    app.log.warn('the portal is not built (web/dist is missing): run `npm run build`');
     app.get('/', { schema: { hide: true } }, async (_request, reply) =>
       reply
         .code(503)
         .type('text/plain; charset=utf-8')
-        .send('The portal is not built. Run `npm run build:web` (npm start does it for you).\n'),
+        .send('The portal is not built. Run `npm run build` (npm ci does it for you).\n'),
     );
     return;
   }

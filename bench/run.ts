@@ -2,6 +2,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type autocannon from 'autocannon';
+import { measureFootprint } from './footprint.ts';
 import {
   type BenchTarget,
   benchDataDirs,
@@ -15,7 +16,7 @@ import {
 import { measure, type RunSettings, sendExactly } from './lib/load.ts';
 import { describeMachine, pinProcess } from './lib/machine.ts';
 import { renderResults, writeBenchmarksMd } from './lib/markdown.ts';
-import { options } from './lib/options.ts';
+import { options, PHASES } from './lib/options.ts';
 import { openBenchSchema } from './lib/postgres.ts';
 import { countRedisWork, openBenchRedis } from './lib/redis.ts';
 import type { TripRow } from './lib/report.ts';
@@ -51,6 +52,7 @@ const results: Results = {
   redisTrips: null,
   bulk: null,
   memory: null,
+  footprint: null,
   notes: [],
 };
 
@@ -86,6 +88,17 @@ try {
     log(`memory per key: ${options.memoryKeys} keys per store`);
     results.memory = measureAll(options.memoryKeys, serverCore);
   }
+  if (wants('footprint')) {
+    log('footprint: time to /readyz and RSS of npm start, embedded and on PostgreSQL');
+    const schema = await openBenchSchema(options.databaseUrl);
+    if (!schema)
+      results.notes.push('PostgreSQL did not answer: the footprint covers the embedded database only.');
+    try {
+      results.footprint = await measureFootprint(schema?.url ?? null);
+    } finally {
+      await schema?.drop();
+    }
+  }
 } finally {
   await redis?.stop();
   for (const dir of benchDataDirs()) rmSync(dir, { recursive: true, force: true });
@@ -98,7 +111,7 @@ const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
 mkdirSync(resultsDir, { recursive: true });
 writeFileSync(`${resultsDir}${stamp}.json`, `${JSON.stringify(results, null, 2)}\n`);
 // A partial run (some phases or targets only) does not replace the published table.
-const complete = options.phases.length === 5 && options.targets.length === 0;
+const complete = options.phases.length === PHASES.length && options.targets.length === 0;
 if (complete || process.env.BENCH_WRITE_MD === '1') writeBenchmarksMd(section);
 log(`results: bench/results/${stamp}.json${complete ? ', BENCHMARKS.md updated' : ''}`);
 // Stray keep-alive sockets of the load generator must not keep the driver waiting.

@@ -54,6 +54,8 @@ const BODY_LIMIT_BYTES = 64 * 1024;
 
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   const clock = options.clock ?? systemClock;
+  // The dummy hash for unknown emails is made on libuv's pool while the database opens.
+  const passwords = PasswordChecker.create(config.passwordHashCost);
   const db = options.database ?? (await openDatabase(config));
   let seeded = false;
   await migrate(db, async (connection) => {
@@ -73,7 +75,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       cacheMs: config.sessionCacheMs,
       clock,
     }),
-    passwords: await PasswordChecker.create(config.passwordHashCost),
+    passwords: await passwords,
     rateLimit: new RateLimitEngine(config.rateLimits, store),
     readiness: storeReadiness(store),
   };

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import {
   bulkTable,
   comparisonTable,
+  footprintTable,
   memoryTable,
   oursVsPeersTable,
   refusalTable,
@@ -67,6 +68,14 @@ export function renderResults(results: Results): string {
   if (results.memory) {
     parts.push('', '### Memory per tracked key (heap + external delta after GC, one process per store)', '');
     parts.push(memoryTable(results.memory));
+  }
+  if (results.footprint) {
+    parts.push(
+      '',
+      '### Footprint of `npm start`: time to `/readyz`, RSS after start + 4 logins + 50 task lists, peak RSS after 8 logins at once (VmRSS / VmHWM)',
+      '',
+    );
+    parts.push(footprintTable(results.footprint));
   }
   parts.push('', '### Issue targets', '', targetsTable(checkTargets(results)));
   if (results.notes.length > 0) parts.push('', ...results.notes.map((n) => `- ${n}`));

@@ -5,7 +5,7 @@ const int = (name: string, fallback: number): number => {
   return Number.isFinite(value) && value > 0 ? Math.floor(value) : fallback;
 };
 
-const PHASES = ['throughput', 'refusal', 'redis-trips', 'bulk', 'memory'] as const;
+export const PHASES = ['throughput', 'refusal', 'redis-trips', 'bulk', 'memory', 'footprint'] as const;
 export type Phase = (typeof PHASES)[number];
 
 const only = (process.env.BENCH_ONLY ?? '').split(',').filter(Boolean);

@@ -1,4 +1,5 @@
 // Markdown tables of a run: comparison, ours vs each peer, refusals, Redis work, bulk, memory, targets.
+import type { FootprintRow } from '../footprint.ts';
 import type { MemoryResult } from '../memory-per-key.ts';
 import type { TripCount } from './redis.ts';
 import type { Row } from './summary.ts';
@@ -140,6 +141,13 @@ export function memoryTable(results: readonly MemoryResult[]): string {
   return table(
     ['Store', 'Budget', 'keys', 'bytes per key', 'note'],
     results.map((r) => [r.store, r.budget, fixed(r.keys), fixed(r.bytesPerKey), r.note ?? '']),
+  );
+}
+
+export function footprintTable(rows: readonly FootprintRow[]): string {
+  return table(
+    ['Database', 'ready (ms)', 'RSS after use (MiB)', 'peak RSS (MiB)'],
+    rows.map((r) => [r.mode, fixed(r.readyMs), fixed(r.rssAfterUseMiB), fixed(r.peakRssMiB)]),
   );
 }
 

@@ -1,4 +1,5 @@
 // The shape of a run's results (the JSON file) and the issue's targets checked against them.
+import type { FootprintRow } from '../footprint.ts';
 import type { MemoryResult } from '../memory-per-key.ts';
 import type { Machine } from './machine.ts';
 import type { Options } from './options.ts';
@@ -18,6 +19,8 @@ export interface Results {
   redisTrips: TripRow[] | null;
   bulk: Row[] | null;
   memory: MemoryResult[] | null;
+  /** Time to /readyz and RSS of `npm start`, embedded and on PostgreSQL. */
+  footprint: FootprintRow[] | null;
   readonly notes: string[];
 }
 
@@ -71,5 +74,33 @@ export function checkTargets(results: Results): TargetCheck[] {
         : oursMemoryPerKey.map((m) => `${m.budget}: ${m.bytesPerKey.toFixed(0)} B`).join(', '),
     met: oursMemoryPerKey.length === 0 ? null : worst <= 150,
   });
+  checks.push(...footprintChecks(results.footprint ?? []));
   return checks;
+}
+
+/** The embedded default's footprint: RSS after use ≤ 250 MiB, peak ≤ 400 MiB, ready in 5 s fresh and 2 s after. */
+function footprintChecks(rows: readonly FootprintRow[]): TargetCheck[] {
+  const fresh = rows.find((r) => r.mode.includes('empty'));
+  const existing = rows.find((r) => r.mode.includes('existing'));
+  if (!fresh || !existing) return [];
+  const embedded = [fresh, existing];
+  const rss = Math.max(...embedded.map((r) => r.rssAfterUseMiB));
+  const peak = Math.max(...embedded.map((r) => r.peakRssMiB));
+  return [
+    {
+      target: 'embedded · RSS after start and a few logins ≤ 250 MiB',
+      measured: `${rss} MiB`,
+      met: rss <= 250,
+    },
+    {
+      target: 'embedded · peak RSS during 8 concurrent logins ≤ 400 MiB',
+      measured: `${peak} MiB`,
+      met: peak <= 400,
+    },
+    {
+      target: 'embedded · /readyz within 5 s on an empty DATA_DIR, 2 s on an existing one',
+      measured: `${(fresh.readyMs / 1000).toFixed(1)} s and ${(existing.readyMs / 1000).toFixed(1)} s`,
+      met: fresh.readyMs <= 5000 && existing.readyMs <= 2000,
+    },
+  ];
 }

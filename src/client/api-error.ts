@@ -1,30 +1,42 @@
 // The error every failed call throws: the API's `{code, message}`, the status, and how long to wait.
 import type { RateLimitState } from './rate-limit-headers.ts';
 
-/** Codes the API answers with (contract §2–§5); other strings are possible from proxies or newer servers. */
-export type ApiErrorCode =
-  | 'VALIDATION_ERROR'
-  | 'INVALID_JSON'
-  | 'TASK_BULK_TOO_LARGE'
-  | 'INVALID_CREDENTIALS'
-  | 'UNAUTHENTICATED'
-  | 'CSRF_INVALID'
-  | 'FORBIDDEN'
-  | 'NOT_FOUND'
-  | 'PAYLOAD_TOO_LARGE'
-  | 'UNSUPPORTED_MEDIA_TYPE'
-  | 'ASSIGNEE_NOT_FOUND'
-  | 'TASK_BULK_RATE_LIMIT'
-  | 'API_RATE_LIMIT_AUTHENTICATED'
-  | 'API_RATE_LIMIT_UNAUTHENTICATED'
-  | 'LOGIN_RATE_LIMIT'
-  | 'INTERNAL_ERROR'
-  | 'RATE_LIMIT_STORE_UNAVAILABLE'
+/**
+ * Codes the API answers with (contract §2–§5), in the order of the server's table. A copy, since
+ * the client imports nothing from the server: test/unit/client-contract.test.ts fails when it drifts.
+ */
+export const API_ERROR_CODES = [
+  'VALIDATION_ERROR',
+  'INVALID_JSON',
+  'TASK_BULK_TOO_LARGE',
+  'INVALID_CREDENTIALS',
+  'UNAUTHENTICATED',
+  'CSRF_INVALID',
+  'FORBIDDEN',
+  'NOT_FOUND',
+  'PAYLOAD_TOO_LARGE',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'ASSIGNEE_NOT_FOUND',
+  'TASK_BULK_RATE_LIMIT',
+  'API_RATE_LIMIT_AUTHENTICATED',
+  'API_RATE_LIMIT_UNAUTHENTICATED',
+  'LOGIN_RATE_LIMIT',
+  'INTERNAL_ERROR',
+  'RATE_LIMIT_STORE_UNAVAILABLE',
+] as const;
+
+/** A code the API itself answers with. */
+export type ServerErrorCode = (typeof API_ERROR_CODES)[number];
+
+/** Codes this client makes up when there is no API error body to read. */
+export type ClientErrorCode =
   /** The response was not the API's JSON error body (a proxy's page, say). */
   | 'UNEXPECTED_RESPONSE'
   /** No response at all: the network failed or the request was aborted. */
-  | 'NETWORK_ERROR'
-  | (string & {});
+  | 'NETWORK_ERROR';
+
+/** Any code an ApiError carries; other strings are possible from proxies or newer servers. */
+export type ApiErrorCode = ServerErrorCode | ClientErrorCode | (string & {});
 
 export class ApiError extends Error {
   /** The HTTP status; 0 when no response arrived. */

@@ -6,7 +6,14 @@ export {
   type CallOptions,
   type RetryPolicy,
 } from './api-client.ts';
-export { ApiError, type ApiErrorCode, isApiError } from './api-error.ts';
+export {
+  API_ERROR_CODES,
+  ApiError,
+  type ApiErrorCode,
+  type ClientErrorCode,
+  isApiError,
+  type ServerErrorCode,
+} from './api-error.ts';
 export { type CookieJar, MemoryCookieJar } from './cookie-jar.ts';
 export {
   type HeaderSource,

@@ -1,4 +1,5 @@
-// The API's data shapes as a client sees them (contract §2, §4, §6): plain JSON, no server imports.
+// The API's data shapes as a client sees them (contract §2, §4, §6): plain JSON, no server imports
+// (a lint rule enforces it; test/unit/client-contract.test.ts fails when these copies drift).
 
 export type Role = 'employee' | 'admin';
 export type TaskStatus = 'open' | 'in_progress' | 'done';
@@ -47,13 +48,19 @@ export interface BulkReassignResult {
   readonly results: readonly BulkTaskResult[];
 }
 
-/** The policy names the server uses in its headers and in GET /api/rate-limits. */
-export type ControlName =
-  | 'task-bulk'
-  | 'api-authenticated'
-  | 'api-unauthenticated'
-  | 'login-account'
-  | 'login-ip';
+/**
+ * The policy names the server uses in its headers and in GET /api/rate-limits. A copy of the
+ * server's policy table, checked by test/unit/client-contract.test.ts.
+ */
+export const CONTROL_NAMES = [
+  'task-bulk',
+  'api-authenticated',
+  'api-unauthenticated',
+  'login-account',
+  'login-ip',
+] as const;
+
+export type ControlName = (typeof CONTROL_NAMES)[number];
 
 /** One entry of GET /api/rate-limits. */
 export interface ControlReport {
@@ -65,5 +72,5 @@ export interface ControlReport {
   readonly resetSeconds: number;
 }
 
-/** The largest number of tasks one bulk request may name. */
+/** The largest number of tasks one bulk request may name (the server's schema says the same). */
 export const BULK_MAX_TASKS = 50;

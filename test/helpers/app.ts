@@ -3,10 +3,12 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { buildApp } from '../../src/app.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
+import { DEMO_PASSWORD } from '../../src/db/seed.ts';
 import type { RateLimitStore } from '../../src/rate-limit/stores/store.ts';
 import { type DatabaseKind, TEST_PASSWORD_HASH_COST, type TestDatabase, testDatabase } from './database.ts';
 
-export const DEMO_PASSWORD = 'demo-password';
+/** The seed's password of every demo account, re-exported for the tests that sign in. */
+export { DEMO_PASSWORD };
 export const TEST_SESSION_SECRET = 'test-secret-test-secret-test-secret-0123';
 
 export interface TestAppOptions {

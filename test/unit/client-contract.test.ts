@@ -1,0 +1,69 @@
+// The typed client keeps its own copy of the contract (it imports nothing from the server): this fails when the copies drift.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  API_ERROR_CODES,
+  BULK_MAX_TASKS,
+  type ControlName as ClientControlName,
+  type ClientErrorCode,
+  type Role as ClientRole,
+  type Task as ClientTask,
+  type TaskStatus as ClientTaskStatus,
+  type User as ClientUser,
+  CONTROL_NAMES,
+  type ControlReport,
+  type ServerErrorCode,
+} from '../../src/client/index.ts';
+import type { Task, TaskStatus } from '../../src/db/repositories/tasks.ts';
+import type { Role, User } from '../../src/db/repositories/users.ts';
+import { ERRORS, type ErrorCode } from '../../src/errors.ts';
+import { BULK_MAX_TASKS as SERVER_BULK_MAX_TASKS } from '../../src/http/routes/tasks.ts';
+import type { RateLimitReport } from '../../src/rate-limit/engine.ts';
+import { CONTROLS, type ControlName } from '../../src/rate-limit/policy.ts';
+
+// Compile-time half: `npm test` type-checks this file first, and `sameType<A, B>(true)` only
+// compiles when A and B are exactly the same type (`true` is not assignable to `false`).
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+const sameType = <A, B>(_proof: Equal<A, B>): void => {};
+/** The client's shapes are read-only views of the server's JSON; compare them without that. */
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+const sorted = (values: Iterable<string>) => [...values].sort();
+
+describe('client contract', () => {
+  it('names every error code of the server table, and no other', () => {
+    sameType<ServerErrorCode, ErrorCode>(true);
+    assert.deepEqual(sorted(API_ERROR_CODES), sorted(Object.keys(ERRORS)));
+  });
+
+  it('makes up only codes the server does not use', () => {
+    const own: readonly ClientErrorCode[] = ['UNEXPECTED_RESPONSE', 'NETWORK_ERROR'];
+    sameType<Extract<ClientErrorCode, ErrorCode>, never>(true);
+    for (const code of own) assert.equal(Object.hasOwn(ERRORS, code), false, code);
+  });
+
+  it('names every control of the rate-limit policy, and no other', () => {
+    // Derived from the policy's own type and table, so a new control fails here until the client has it.
+    sameType<ClientControlName, ControlName>(true);
+    assert.deepEqual(sorted(CONTROL_NAMES), sorted(Object.keys(CONTROLS)));
+  });
+
+  it('reads GET /api/rate-limits entries as the server writes them', () => {
+    sameType<keyof ControlReport, keyof RateLimitReport>(true);
+    sameType<Mutable<Omit<ControlReport, 'code'>>, Omit<RateLimitReport, 'code'>>(true);
+    // The client reads `code` as any string, which every server code is.
+    sameType<Extract<ErrorCode, ControlReport['code']>, ErrorCode>(true);
+  });
+
+  it('allows as many tasks per bulk request as the server', () => {
+    sameType<typeof BULK_MAX_TASKS, typeof SERVER_BULK_MAX_TASKS>(true);
+    assert.equal(BULK_MAX_TASKS, SERVER_BULK_MAX_TASKS);
+  });
+
+  it('shapes users and tasks as the server does', () => {
+    sameType<ClientRole, Role>(true);
+    sameType<ClientTaskStatus, TaskStatus>(true);
+    sameType<Mutable<ClientUser>, User>(true);
+    sameType<Mutable<ClientTask>, Task>(true);
+  });
+});

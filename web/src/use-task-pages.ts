@@ -1,0 +1,60 @@
+// The task list: filters, the page shown and paging through it; each change of place loads the page.
+import { useEffect, useState } from 'preact/hooks';
+import type { ApiClient, TaskPage } from '../../src/client/index.ts';
+import {
+  firstPage,
+  nextPage,
+  type PageFilters,
+  type Position,
+  pageNumber,
+  pageQuery,
+  previousPage,
+  reloaded,
+} from './task-pages.ts';
+import type { LoadTroubleHandle } from './use-load-trouble.ts';
+
+export function useTaskPages<F extends PageFilters>(
+  client: ApiClient,
+  initialFilters: F,
+  trouble: Pick<LoadTroubleHandle, 'report' | 'loaded' | 'resumed'>,
+) {
+  const [position, setPosition] = useState<Position<F>>(() => firstPage(initialFilters));
+  const [page, setPage] = useState<TaskPage | null>(null);
+  const [loading, setLoading] = useState(true);
+  const { report, loaded, resumed } = trouble;
+
+  // `resumed` is a dependency so that the end of a pause loads the page again
+  useEffect(() => {
+    const controller = new AbortController();
+    setLoading(true);
+    client
+      .tasks(pageQuery(position), { signal: controller.signal })
+      .then(
+        (result) => {
+          setPage(result);
+          loaded();
+        },
+        (error) => {
+          if (!controller.signal.aborted) report(error);
+        },
+      )
+      .finally(() => {
+        if (!controller.signal.aborted) setLoading(false);
+      });
+    return () => controller.abort();
+  }, [client, position, report, loaded, resumed]);
+
+  const nextCursor = page?.nextCursor ?? null;
+  return {
+    filters: position.filters,
+    page,
+    tasks: page?.tasks ?? [],
+    pageNumber: pageNumber(position),
+    loading,
+    hasNext: nextCursor !== null,
+    applyFilters: (filters: F) => setPosition(firstPage(filters)),
+    next: () => nextCursor !== null && setPosition((current) => nextPage(current, nextCursor)),
+    previous: () => setPosition(previousPage),
+    reload: () => setPosition(reloaded),
+  };
+}

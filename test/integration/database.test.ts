@@ -1,5 +1,6 @@
 // The repositories, migrations and seed against the embedded database and a real PostgreSQL.
 import assert from 'node:assert/strict';
+import { readdir } from 'node:fs/promises';
 import { after, beforeEach, describe, it } from 'node:test';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
@@ -110,7 +111,7 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
       const found = await users.findCredentials('BOB@example.com');
       assert.ok(found);
       assert.deepEqual(found.user, { id: 2, email: 'bob@example.com', name: 'Bob Nguyen', role: 'employee' });
-      assert.match(found.passwordHash, /^scrypt\$/);
+      assert.match(found.passwordHash, /^\$argon2id\$/);
       assert.equal(await users.findCredentials('nobody@example.com'), null);
       const employees = await users.listEmployees();
       assert.deepEqual(employees.map((user) => user.id).sort(), [1, 2, 3]);
@@ -158,7 +159,7 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
     it('applies each migration once when run twice', async () => {
       const fresh = await privateTestDatabase(kind, { prepared: false });
       try {
-        assert.deepEqual(await migrate(fresh.db), ['001_initial.sql']);
+        assert.deepEqual(await migrate(fresh.db), await migrationFiles());
         assert.deepEqual(await migrate(fresh.db), []);
       } finally {
         await fresh.close();
@@ -175,7 +176,7 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
           seeded.push(await seedDemo(connection, TEST_PASSWORD_HASH_COST));
         };
         const applied = await Promise.all([migrate(fresh.db, seed), migrate(second, seed)]);
-        assert.deepEqual(applied.flat(), ['001_initial.sql']);
+        assert.deepEqual(applied.flat(), await migrationFiles());
         assert.deepEqual(seeded.sort(), [false, true]);
         const [users] = await fresh.db.query<{ count: number }>('SELECT count(*)::int AS count FROM users');
         const [tasks] = await fresh.db.query<{ count: number }>('SELECT count(*)::int AS count FROM tasks');
@@ -186,4 +187,10 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
       }
     });
   });
+}
+
+/** Every migration file, in the order migrate() applies them. */
+async function migrationFiles(): Promise<string[]> {
+  const files = await readdir(new URL('../../src/db/migrations/', import.meta.url));
+  return files.filter((file) => file.endsWith('.sql')).sort();
 }

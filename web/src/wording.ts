@@ -1,5 +1,5 @@
 // What the page says to people: durations, the bulk budget, and every error in plain words.
-import { ApiError } from '../../src/client/index.ts';
+import { ApiError, BULK_MAX_TASKS } from '../../src/client/index.ts';
 
 const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
 
@@ -72,7 +72,7 @@ export function describeError(error: unknown): string {
     case 'ASSIGNEE_NOT_FOUND':
       return 'That person can no longer be assigned tasks. Choose someone else.';
     case 'TASK_BULK_TOO_LARGE':
-      return 'A reassignment can include at most 50 tasks.';
+      return `A reassignment can include at most ${BULK_MAX_TASKS} tasks.`;
     case 'NETWORK_ERROR':
       return 'The server could not be reached. Check your connection and try again.';
     case 'RATE_LIMIT_STORE_UNAVAILABLE':

@@ -1,7 +1,8 @@
 // Builds the application: services, then plugins → routes → error and 404 handlers.
 import { randomUUID } from 'node:crypto';
 import cookie from '@fastify/cookie';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import pino from 'pino';
 import { PasswordChecker } from './auth/passwords.ts';
 import { SessionService } from './auth/sessions.ts';
 import { type Clock, systemClock } from './clock.ts';
@@ -30,16 +31,15 @@ import type { Services } from './http/services.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { loggerOptions } from './logger-options.ts';
 import { RateLimitEngine } from './rate-limit/engine.ts';
-import { createStore, storeReadiness } from './rate-limit/stores/create-store.ts';
-import type { RateLimitStore } from './rate-limit/stores/store.ts';
-import { TimedStore } from './rate-limit/stores/timed-store.ts';
+import { createStore, type StoreStack } from './rate-limit/stores/create-store.ts';
 
 export interface AppOptions {
   /** Time for sessions and the rate limiter; tests pass a ManualClock. */
   readonly clock?: Clock;
   /** An open database to use (and not close); by default one is opened from the config. */
   readonly database?: Database;
-  readonly store?: RateLimitStore;
+  /** A store stack to use (and close); by default createStore builds one from the config. */
+  readonly store?: StoreStack;
 }
 
 declare module 'fastify' {
@@ -62,7 +62,12 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     if (config.seedDemo) seeded = await seedDemo(connection, config.passwordHashCost);
   });
   const sessionsRepository = new SessionsRepository(db);
-  const store = new TimedStore(options.store ?? (await createStore(config, clock)));
+  // One logger for the app and the store stack, which is built first (its readiness is a service).
+  const logger: FastifyBaseLogger = pino(
+    loggerOptions({ level: config.logLevel, production: config.env === 'production' }),
+  );
+  const storeOptions = { redis: config.redis, failureMode: config.rateLimits.storeFailure };
+  const stack = options.store ?? (await createStore(storeOptions, clock, logger));
   const services: Services = {
     config,
     clock,
@@ -76,12 +81,12 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       clock,
     }),
     passwords: await passwords,
-    rateLimit: new RateLimitEngine(config.rateLimits, store),
-    readiness: storeReadiness(store),
+    rateLimit: new RateLimitEngine(config.rateLimits, stack.store),
+    readiness: stack.readiness,
   };
 
   const app = Fastify({
-    logger: loggerOptions({ level: config.logLevel, production: config.env === 'production' }),
+    loggerInstance: logger,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: fastifyTrustProxy(config),
     requestIdHeader: 'x-request-id',
@@ -96,7 +101,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   app.setValidatorCompiler(validatorCompiler);
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   app.addHook('onClose', async () => {
-    await store.close();
+    await stack.close();
     if (!options.database) await db.close();
   });
 
@@ -108,7 +113,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     trustProxy: config.trustProxy,
     ipv6Prefix: config.rateLimits.ipv6Prefix,
   });
-  await app.register(metricsPlugin, { store });
+  await app.register(metricsPlugin, { stack });
   await app.register(csrfPlugin, { secret: config.sessionSecret });
   await app.register(authorizationPlugin);
   await registerDocs(app);

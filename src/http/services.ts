@@ -7,6 +7,7 @@ import type { Database } from '../db/database.ts';
 import type { TasksRepository } from '../db/repositories/tasks.ts';
 import type { UsersRepository } from '../db/repositories/users.ts';
 import type { RateLimitEngine } from '../rate-limit/engine.ts';
+import type { ReadinessCheck } from '../rate-limit/stores/store.ts';
 
 export interface Services {
   readonly config: Config;
@@ -18,11 +19,5 @@ export interface Services {
   readonly passwords: PasswordChecker;
   readonly rateLimit: RateLimitEngine;
   /** Extra readiness checks (the Redis store adds its own); each answers a dependency's state. */
-  readonly readiness: ReadinessCheck[];
-}
-
-export interface ReadinessCheck {
-  readonly name: string;
-  /** 'up', 'down', or 'degraded'; `fatal` makes /readyz answer 503. */
-  check(): Promise<{ state: string; fatal: boolean }>;
+  readonly readiness: readonly ReadinessCheck[];
 }

@@ -4,6 +4,7 @@ import { buildApp } from '../../src/app.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
 import { DEMO_PASSWORD } from '../../src/db/seed.ts';
+import { localStack, type StoreStack } from '../../src/rate-limit/stores/create-store.ts';
 import type { RateLimitStore } from '../../src/rate-limit/stores/store.ts';
 import { type DatabaseKind, TEST_PASSWORD_HASH_COST, type TestDatabase, testDatabase } from './database.ts';
 
@@ -16,7 +17,10 @@ export interface TestAppOptions {
   readonly env?: Record<string, string>;
   readonly database?: DatabaseKind;
   readonly clock?: ManualClock;
+  /** A store kept in this process (no readiness check, no failover). */
   readonly store?: RateLimitStore;
+  /** A whole store stack (createStore's, or a failover over a fake remote store); wins over `store`. */
+  readonly stack?: StoreStack;
 }
 
 export interface TestApp {
@@ -44,7 +48,11 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const database = await testDatabase(options.database ?? 'embedded');
   await database.reset();
   const clock = options.clock ?? new ManualClock();
-  const app = await buildApp(testConfig(options.env), { clock, database: database.db, store: options.store });
+  const app = await buildApp(testConfig(options.env), {
+    clock,
+    database: database.db,
+    store: options.stack ?? (options.store && localStack(options.store)),
+  });
   await app.ready();
   let nextAddress = 1;
   return {

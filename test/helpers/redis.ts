@@ -1,7 +1,6 @@
 // Redis stores for tests: a unique key prefix per test run, so test files running in parallel never collide.
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../src/clock.ts';
-import type { StoreLog } from '../../src/rate-limit/stores/failover-store.ts';
 import { createRedisClient, RedisStore } from '../../src/rate-limit/stores/redis-store.ts';
 import { testConfig } from './app.ts';
 import { REDIS_URL } from './services.ts';
@@ -45,15 +44,4 @@ export async function openRedisStore(target: RedisTarget = {}): Promise<RedisSto
     throw new Error(`Redis at ${target.cluster ?? target.url ?? REDIS_URL} did not become ready`);
   }
   return store;
-}
-
-/** A log that remembers its lines, for tests that check the outage's two log lines. */
-export class MemoryLog implements StoreLog {
-  readonly lines: { level: 'warn' | 'info'; message: string }[] = [];
-  warn(_details: object, message: string): void {
-    this.lines.push({ level: 'warn', message });
-  }
-  info(_details: object, message: string): void {
-    this.lines.push({ level: 'info', message });
-  }
 }

@@ -2,10 +2,10 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';
-import { MemoryStore } from '../../src/rate-limit/stores/memory-store.ts';
-import type { RateLimitStore } from '../../src/rate-limit/stores/store.ts';
+import { failoverStack } from '../../src/rate-limit/stores/create-store.ts';
 import { createTestApp } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
+import { FakeRemoteStore, MemoryLog } from '../helpers/store-doubles.ts';
 
 after(closeTestDatabases);
 
@@ -46,17 +46,11 @@ describe('GET /metrics', () => {
     assert.match(body, /rate_limit_redis_errors_total 0/);
   });
 
-  it('times every decision of a store that answers asynchronously, as Redis does', async (t) => {
+  it('times every decision of a remote store, and counts its outage and failures', async (t) => {
     const clock = new ManualClock();
-    const memory = new MemoryStore({ clock, sweepIntervalMs: 0 });
-    const remote: RateLimitStore = {
-      consume: async (rule, key) => memory.consume(rule, key),
-      peek: async (rule, key) => memory.peek(rule, key),
-      release: async (rule, key, token) => memory.release(rule, key, token),
-      reset: async (rule, key) => memory.reset(rule, key),
-      close: () => memory.close(),
-    };
-    const { client, close } = await createTestApp({ clock, store: remote });
+    const remote = new FakeRemoteStore(clock);
+    const stack = failoverStack(remote, { failureMode: 'local' }, clock, new MemoryLog());
+    const { client, close } = await createTestApp({ clock, stack });
     t.after(close);
     const alice = client();
     await alice.login('alice@example.com');
@@ -68,6 +62,25 @@ describe('GET /metrics', () => {
       /rate_limit_decision_seconds_count\{control="api-authenticated",operation="consume"\} 1/,
     );
     assert.match(body, /rate_limit_decision_seconds_count\{control="login-ip",operation="peek"\} 2/);
+    assert.match(body, /rate_limit_store_degraded\{store="redis",failure_mode="local"\} 0/);
+
+    remote.fail();
+    await alice.get('/api/auth/me'); // fails in the remote store, then decided locally
+    await alice.get('/api/auth/me'); // decided locally at once: neither timed nor a failure
+    const degraded = (await alice.get('/metrics')).body;
+    assert.match(degraded, /rate_limit_store_degraded\{store="redis",failure_mode="local"\} 1/);
+    assert.match(degraded, /rate_limit_redis_errors_total 1/);
+    assert.match(
+      degraded,
+      /rate_limit_decision_seconds_count\{control="api-authenticated",operation="consume"\} 2/,
+    );
+
+    remote.recover();
+    clock.advance(1000);
+    await alice.get('/api/auth/me'); // starts the probe, which finds the remote store back
+    await new Promise(setImmediate);
+    const recovered = (await alice.get('/metrics')).body;
+    assert.match(recovered, /rate_limit_store_degraded\{store="redis",failure_mode="local"\} 0/);
   });
 
   it('keeps the series of each app apart (one registry per app)', async (t) => {

@@ -1,19 +1,20 @@
 // When Redis dies, hangs or returns: no 5xx, no hang, budgets per RATE_LIMIT_STORE_FAILURE, /readyz and logs honest.
 /*
  * These tests wait for real time, and only these: a dead or frozen redis-server, the client's
- * command timeout, its reconnection back-off and the failover store's probe interval all run on
- * the real clock (they protect real requests), so a ManualClock cannot move them.
+ * command timeout and its reconnection back-off run on the real clock (they protect real
+ * requests), so a ManualClock cannot move them; the store stack gets the system clock too, for its
+ * probe interval. The failover logic itself is pinned with a fake store in unit/failover-store.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ManualClock } from '../../src/clock.ts';
+import { ManualClock, systemClock } from '../../src/clock.ts';
 import { createStore } from '../../src/rate-limit/stores/create-store.ts';
-import type { FailoverStore } from '../../src/rate-limit/stores/failover-store.ts';
 import { createTestApp, type Response, type TestApp, type TestClient, testConfig } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
-import { MemoryLog, uniquePrefix } from '../helpers/redis.ts';
+import { uniquePrefix } from '../helpers/redis.ts';
 import { RedisServer, skipUnlessRedisBinaries } from '../helpers/redis-server.ts';
+import { MemoryLog } from '../helpers/store-doubles.ts';
 
 const skip = skipUnlessRedisBinaries();
 after(closeTestDatabases);
@@ -27,7 +28,6 @@ const MARGIN_MS = 900;
 
 interface Instance extends TestApp {
   readonly log: MemoryLog;
-  readonly store: FailoverStore;
 }
 
 /** An instance on the private server, built like `npm start` builds it, with a short probe interval. */
@@ -45,11 +45,11 @@ async function instance(
     RATE_LIMIT_AUTHENTICATED: '10/15m',
   };
   const log = new MemoryLog();
-  const clock = new ManualClock();
-  const store = (await createStore(testConfig(env), clock, { log, retryAfterMs: 200 })) as FailoverStore;
-  const app = await createTestApp({ env, store, clock });
+  const options = { redis: testConfig(env).redis, failureMode: mode, retryAfterMs: 200 };
+  const stack = await createStore(options, systemClock, log);
+  const app = await createTestApp({ env, stack, clock: new ManualClock() });
   t.after(() => app.close());
-  return { ...app, log, store };
+  return { ...app, log };
 }
 
 /** Sends a request and checks the promise of these tests: never a 5xx (unless closed), never slow. */

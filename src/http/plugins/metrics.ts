@@ -1,13 +1,12 @@
 // GET /metrics in Prometheus format: requests, 429s by code, limiter decision latency, the store's health.
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { FailoverStore } from '../../rate-limit/stores/failover-store.ts';
-import type { RateLimitStore } from '../../rate-limit/stores/store.ts';
-import { TimedStore } from '../../rate-limit/stores/timed-store.ts';
+import type { StoreStack } from '../../rate-limit/stores/create-store.ts';
+import { observeStore } from '../../rate-limit/stores/store-events.ts';
 
 export interface MetricsPluginOptions {
-  /** The app's store; decisions are timed when it is a TimedStore, health read when it wraps a FailoverStore. */
-  readonly store: RateLimitStore;
+  /** The app's store stack: its labels, and the store whose events (store-events.ts) are counted. */
+  readonly stack: StoreStack;
 }
 
 // From a memory decision (microseconds) to a Redis one that ran into the command timeout.
@@ -16,7 +15,7 @@ const DECISION_BUCKETS = [
 ];
 
 export const metricsPlugin = fp<MetricsPluginOptions>(
-  async (app, { store }) => {
+  async (app, { stack }) => {
     // One registry per app: tests build many apps in one process, and their series must not mix.
     // No default process metrics: prom-client's collectors install observers that are never removed.
     const registry = new Registry();
@@ -40,25 +39,35 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
       registers: [registry],
     });
 
+    const health = registerStoreHealth(registry, stack.backend);
+
     // Label children are looked up once per label set, not hashed from an object per observation.
     const decisionSeries = new Map<string, Histogram.Internal<'control' | 'operation'>>();
-    const timed = store instanceof TimedStore ? store : null;
-    if (timed) {
-      timed.onDecision = (rule, operation, seconds) => {
-        const id = `${rule.name} ${operation}`;
-        let series = decisionSeries.get(id);
-        if (!series) {
-          series = decisions.labels(rule.name, operation);
-          decisionSeries.set(id, series);
-        }
-        series.observe(seconds);
-      };
-      app.addHook('onClose', async () => {
-        timed.onDecision = null;
+    // Listening from start to close only: the store publishes nothing while nobody listens.
+    let stopObserving: (() => void) | null = null;
+    app.addHook('onReady', async () => {
+      stopObserving = observeStore(stack.store, {
+        decision({ control, operation, seconds }) {
+          const id = `${control} ${operation}`;
+          let series = decisionSeries.get(id);
+          if (!series) {
+            series = decisions.labels(control, operation);
+            decisionSeries.set(id, series);
+          }
+          series.observe(seconds);
+        },
+        storeState({ state }) {
+          health.degraded = state === 'degraded';
+        },
+        redisError() {
+          health.errors.inc();
+        },
       });
-    }
-    const inner = timed?.inner ?? store;
-    registerStoreHealth(registry, inner instanceof FailoverStore ? inner : null);
+    });
+    app.addHook('onClose', async () => {
+      stopObserving?.();
+      stopObserving = null;
+    });
 
     const requestSeries = new Map<string, Counter.Internal>();
     app.addHook('onResponse', (request, reply, done) => {
@@ -83,30 +92,24 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
   { name: 'metrics', dependencies: ['rate-limit'] },
 );
 
-/** The store's fallback state and Redis failures, read from the store at scrape time. */
-function registerStoreHealth(registry: Registry, failover: FailoverStore | null): void {
+/** The store's fallback state (set by its events, read at scrape time) and the count of Redis failures. */
+function registerStoreHealth(registry: Registry, backend: StoreStack['backend']) {
+  const health = {
+    degraded: false,
+    errors: new Counter({
+      name: 'rate_limit_redis_errors_total',
+      help: 'Redis operations of the rate limiter that failed or timed out.',
+      registers: [registry],
+    }),
+  };
   new Gauge({
     name: 'rate_limit_store_degraded',
     help: '1 while Redis is unavailable and RATE_LIMIT_STORE_FAILURE applies, else 0.',
     labelNames: ['store', 'failure_mode'] as const,
     registers: [registry],
     collect() {
-      const health = failover?.health();
-      this.set(
-        { store: failover ? 'redis' : 'memory', failure_mode: health?.mode ?? 'none' },
-        health?.degraded ? 1 : 0,
-      );
+      this.set({ store: backend.name, failure_mode: backend.failureMode }, health.degraded ? 1 : 0);
     },
   });
-  let counted = 0;
-  new Counter({
-    name: 'rate_limit_redis_errors_total',
-    help: 'Redis operations of the rate limiter that failed or timed out.',
-    registers: [registry],
-    collect() {
-      const total = failover?.health().redisErrors ?? 0;
-      this.inc(total - counted);
-      counted = total;
-    },
-  });
+  return health;
 }

@@ -1,55 +1,90 @@
-// Chooses the rate-limit store the configuration asks for: in memory, or Redis / Redis Cluster with a fallback.
-import pino from 'pino';
+// Builds the store stack the options ask for: in memory, or Redis / Redis Cluster behind a failover.
 import type { Clock } from '../../clock.ts';
-import type { Config } from '../../config.ts';
-import type { ReadinessCheck } from '../../http/services.ts';
-import { FailoverStore, type StoreLog } from './failover-store.ts';
+import type { Config, StoreFailureMode } from '../../config.ts';
+import { FailoverStore } from './failover-store.ts';
 import { MemoryStore } from './memory-store.ts';
 import { createRedisClient, RedisStore } from './redis-store.ts';
-import type { RateLimitStore } from './store.ts';
-import { TimedStore } from './timed-store.ts';
+import type { RateLimitStore, ReadinessCheck, RemoteStore, StoreLogger } from './store.ts';
 
 /** How long a starting instance waits for Redis before serving anyway (then on its fallback). */
 const STARTUP_WAIT_MS = 2000;
 
-export interface CreateStoreOptions {
-  /** Where the failover store logs an outage's start and end; by default a logger of its own. */
-  readonly log?: StoreLog;
-  /** Passed to FailoverStore (tests shorten it). */
+/** Plain settings, taken from the Config by the caller. */
+export interface StoreOptions {
+  /** Redis or Redis Cluster; the in-memory store when neither `url` nor `clusterNodes` is set. */
+  readonly redis: Config['redis'];
+  /** What applies while Redis is unavailable (RATE_LIMIT_STORE_FAILURE). */
+  readonly failureMode: StoreFailureMode;
+  /** How long after a failure Redis is left alone before it is probed again (tests shorten it). */
   readonly retryAfterMs?: number;
 }
 
 /**
- * A MemoryStore without Redis settings; with REDIS_URL or REDIS_CLUSTER_NODES, a RedisStore (time
- * from Redis `TIME`) inside a FailoverStore that applies RATE_LIMIT_STORE_FAILURE.
+ * What the app gets: the store it decides with, what /readyz asks, and the labels the metrics give
+ * the store. Timing and outages are published on the channels of `store-events.ts`, naming `store`.
+ */
+export interface StoreStack {
+  readonly store: RateLimitStore;
+  readonly readiness: readonly ReadinessCheck[];
+  readonly backend: {
+    /** `memory`, or the remote store's name (`redis`). */
+    readonly name: string;
+    /** `none` when there is nothing remote to fail. */
+    readonly failureMode: StoreFailureMode | 'none';
+  };
+  close(): Promise<void>;
+}
+
+/**
+ * A MemoryStore without Redis settings; with them, a RedisStore (time from Redis `TIME`) inside a
+ * FailoverStore that applies the failure mode. Waits at most STARTUP_WAIT_MS for Redis.
  */
 export async function createStore(
-  config: Config,
+  options: StoreOptions,
   clock: Clock,
-  options: CreateStoreOptions = {},
-): Promise<RateLimitStore> {
-  const local = new MemoryStore({ clock });
-  const { redis } = config;
-  if (!redis.url && !redis.clusterNodes) return local;
-  const store = new RedisStore({
+  logger: StoreLogger,
+): Promise<StoreStack> {
+  const { redis } = options;
+  if (!redis.url && !redis.clusterNodes) return localStack(new MemoryStore({ clock }));
+  const remote = new RedisStore({
     client: createRedisClient(redis),
     keyPrefix: redis.keyPrefix,
     timeoutMs: redis.commandTimeoutMs,
   });
   // Not fatal: an instance that starts while Redis is down serves on its fallback and recovers later.
-  await store.ready(STARTUP_WAIT_MS);
-  return new FailoverStore({
-    redis: store,
-    local,
-    mode: config.rateLimits.storeFailure,
-    // The store is built before the app and its logger; this one writes the same JSON lines.
-    log: options.log ?? pino({ level: config.logLevel }).child({ component: 'rate-limit-store' }),
-    retryAfterMs: options.retryAfterMs,
-  });
+  await remote.ready(STARTUP_WAIT_MS);
+  return failoverStack(remote, options, clock, logger);
 }
 
-/** The readiness checks a store contributes to /readyz: Redis's state when Redis is in use. */
-export function storeReadiness(store: RateLimitStore): ReadinessCheck[] {
-  const inner = store instanceof TimedStore ? store.inner : store;
-  return inner instanceof FailoverStore ? [inner.readiness()] : [];
+/** A stack of one store kept in this process: nothing for /readyz to ask, nothing to fail over. */
+export function localStack(store: RateLimitStore): StoreStack {
+  return {
+    store,
+    readiness: [],
+    backend: { name: 'memory', failureMode: 'none' },
+    close: () => store.close(),
+  };
+}
+
+/** `remote` behind a FailoverStore with an in-memory fallback (createStore's Redis, or a test's fake). */
+export function failoverStack(
+  remote: RemoteStore,
+  options: Pick<StoreOptions, 'failureMode' | 'retryAfterMs'>,
+  clock: Clock,
+  logger: StoreLogger,
+): StoreStack {
+  const store = new FailoverStore({
+    remote,
+    local: new MemoryStore({ clock }),
+    mode: options.failureMode,
+    clock,
+    log: logger.child({ component: 'rate-limit-store' }),
+    retryAfterMs: options.retryAfterMs,
+  });
+  return {
+    store,
+    readiness: [store.readiness()],
+    backend: { name: remote.name, failureMode: options.failureMode },
+    close: () => store.close(),
+  };
 }

@@ -1,65 +1,69 @@
-// Keeps the limiter answering when Redis fails: a local store, admit-all, or 503, per RATE_LIMIT_STORE_FAILURE.
+// Keeps the limiter answering when the remote store fails: a local store, admit-all, or 503, per RATE_LIMIT_STORE_FAILURE.
+import type { Clock } from '../../clock.ts';
 import type { StoreFailureMode } from '../../config.ts';
-import type { ReadinessCheck } from '../../http/services.ts';
-import type { RedisStore } from './redis-store.ts';
 import {
   type MaybePromise,
   type RateDecision,
   type RateLimitStore,
   type RateRule,
+  type ReadinessCheck,
+  type RemoteStore,
+  type StoreLogger,
   StoreUnavailableError,
 } from './store.ts';
-
-/** The subset of a pino logger the store writes its two kinds of line with. */
-export interface StoreLog {
-  warn(details: object, message: string): void;
-  info(details: object, message: string): void;
-}
+import {
+  type DecisionEvent,
+  decisionChannel,
+  type RemoteErrorEvent,
+  redisErrorChannel,
+  type StoreStateEvent,
+  storeStateChannel,
+} from './store-events.ts';
 
 export interface FailoverStoreOptions {
-  readonly redis: RedisStore;
-  /** Where decisions go while Redis is down, in `local` mode (a MemoryStore). */
+  readonly remote: RemoteStore;
+  /** Where decisions go while the remote store is down, in `local` mode (a MemoryStore). */
   readonly local: RateLimitStore;
   readonly mode: StoreFailureMode;
-  readonly log: StoreLog;
+  /** Measures the retry interval and the length of an outage (never a request's latency). */
+  readonly clock: Clock;
+  readonly log: StoreLogger;
   /**
-   * After a failure, how long requests leave Redis alone before it is probed again (by a PING in
-   * the background, never on a request's path): a dead Redis then costs no timeout per request.
+   * After a failure, how long requests leave the remote store alone before it is probed again (by
+   * a PING in the background, never on a request's path): a dead Redis then costs no timeout per
+   * request.
    */
   readonly retryAfterMs?: number;
 }
 
-export interface StoreHealth {
-  readonly mode: StoreFailureMode;
-  readonly degraded: boolean;
-  /** Redis operations (decisions, give-backs, probes) that failed since the start. */
-  readonly redisErrors: number;
-}
+type Operation = RemoteErrorEvent['operation'];
 
 /*
  * Tokens say which store holds an admission, so that `release` takes back exactly that one even
- * when Redis fails or returns between a consume and its release: Redis tokens are its times
- * (never negative), local ones are mapped to -1 - time.
+ * when the remote store fails or returns between a consume and its release: remote tokens are its
+ * times (never negative), local ones are mapped to -1 - time.
  */
 const toLocalToken = (time: number): number => -1 - time;
 const isLocalToken = (token: number): boolean => token < 0;
 
 export class FailoverStore implements RateLimitStore {
   readonly mode: StoreFailureMode;
-  private readonly redis: RedisStore;
+  private readonly remote: RemoteStore;
   private readonly local: RateLimitStore;
-  private readonly log: StoreLog;
+  private readonly clock: Clock;
+  private readonly log: StoreLogger;
   private readonly retryAfterMs: number;
-  /** performance.now() when the current outage began; null while Redis answers. */
+  /** The clock's time when the current outage began; null while the remote store answers. */
   private downSince: number | null = null;
+  /** No probe before this time (the clock's). */
   private retryAt = 0;
   private probe: Promise<void> | null = null;
-  private errors = 0;
 
   constructor(options: FailoverStoreOptions) {
-    this.redis = options.redis;
+    this.remote = options.remote;
     this.local = options.local;
     this.mode = options.mode;
+    this.clock = options.clock;
     this.log = options.log;
     this.retryAfterMs = options.retryAfterMs ?? 1000;
   }
@@ -68,82 +72,113 @@ export class FailoverStore implements RateLimitStore {
     return this.downSince !== null;
   }
 
-  health(): StoreHealth {
-    return { mode: this.mode, degraded: this.degraded, redisErrors: this.errors };
-  }
-
   consume(rule: RateRule, key: string): MaybePromise<RateDecision> {
-    return this.decide(rule, key, true);
+    return this.decide(rule, key, 'consume');
   }
 
   peek(rule: RateRule, key: string): MaybePromise<RateDecision> {
-    return this.decide(rule, key, false);
+    return this.decide(rule, key, 'peek');
   }
 
   release(rule: RateRule, key: string, token: number): MaybePromise<void> {
     if (!Number.isFinite(token)) return; // `open` decisions record nothing, so carry no token
     if (isLocalToken(token)) return this.local.release(rule, key, toLocalToken(token));
-    // A Redis admission can only be taken back in Redis; while it is down the unit stays spent
+    // A remote admission can only be taken back there; while it is down the unit stays spent
     // there (the conservative side), except in `closed` mode, which fails every operation.
-    if (!this.useRedis()) return this.mode === 'closed' ? this.unavailable() : undefined;
-    return this.redis.release(rule, key, token).catch((error) => this.failed(error, () => undefined));
+    if (!this.useRemote()) return this.mode === 'closed' ? this.unavailable() : undefined;
+    return this.remote
+      .release(rule, key, token)
+      .catch((error) => this.failed('release', error, () => undefined));
   }
 
   reset(rule: RateRule, key: string): MaybePromise<void> {
     // The local store may hold this key from an earlier outage: forget it there too.
     const local = this.mode === 'local' ? this.local.reset(rule, key) : undefined;
-    if (!this.useRedis()) return this.mode === 'closed' ? this.unavailable() : local;
-    return this.redis.reset(rule, key).catch((error) => this.failed(error, () => local));
+    if (!this.useRemote()) return this.mode === 'closed' ? this.unavailable() : local;
+    return this.remote.reset(rule, key).catch((error) => this.failed('reset', error, () => local));
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.redis.close(), this.local.close()]);
+    await Promise.all([this.remote.close(), this.local.close()]);
   }
 
-  /** /readyz's view: Redis 'up' or 'down'; fatal only when `closed` mode turns that into 503s. */
+  /** /readyz's view: the remote 'up' or 'down'; fatal only when `closed` mode turns that into 503s. */
   readiness(): ReadinessCheck {
     return {
-      name: 'redis',
+      name: this.remote.name,
       check: async () => {
-        // Ask Redis itself, so readiness is current even when no request has tried it lately.
-        if (!this.degraded) await this.redis.ping().catch((error) => this.markDown(error));
-        else await this.probeNow();
+        // Ask the remote store itself, so readiness is current even when no request tried it
+        // lately; while it is down, by the probe (when one is due, or the one under way).
+        if (this.downSince === null) await this.remote.ping().catch((error) => this.markDown('ping', error));
+        else await (this.probe ?? (this.probeDue() ? this.startProbe() : null));
         return { state: this.degraded ? 'down' : 'up', fatal: this.degraded && this.mode === 'closed' };
       },
     };
   }
 
-  private decide(rule: RateRule, key: string, consume: boolean): MaybePromise<RateDecision> {
-    if (!this.useRedis()) return this.fallback(rule, key, consume);
-    const decision = consume ? this.redis.consume(rule, key) : this.redis.peek(rule, key);
-    return decision.catch((error) => this.failed(error, () => this.fallback(rule, key, consume)));
+  private decide(rule: RateRule, key: string, operation: 'consume' | 'peek'): MaybePromise<RateDecision> {
+    if (!this.useRemote()) return this.fallback(rule, key, operation);
+    // Latency is real elapsed time, whatever the injected clock says; read only when observed.
+    const started = decisionChannel.hasSubscribers ? performance.now() : -1;
+    const asked = operation === 'consume' ? this.remote.consume(rule, key) : this.remote.peek(rule, key);
+    const decision = asked.catch((error) =>
+      this.failed(operation, error, () => this.fallback(rule, key, operation)),
+    );
+    return started < 0 ? decision : this.timed(decision, rule, operation, started);
   }
 
-  /** Whether this operation goes to Redis; while it is down, also starts a probe when one is due. */
-  private useRedis(): boolean {
+  /** Publishes how long a remote decision took when it settles; failed ones too (a timeout is the latency worth seeing). */
+  private timed(
+    decision: Promise<RateDecision>,
+    rule: RateRule,
+    operation: 'consume' | 'peek',
+    started: number,
+  ): Promise<RateDecision> {
+    return decision.finally(() => {
+      const seconds = (performance.now() - started) / 1000;
+      decisionChannel.publish({
+        store: this,
+        control: rule.name,
+        operation,
+        seconds,
+      } satisfies DecisionEvent);
+    });
+  }
+
+  /** Whether this operation goes to the remote store; while it is down, also starts a probe when one is due. */
+  private useRemote(): boolean {
     if (this.downSince === null) return true;
-    if (performance.now() >= this.retryAt && this.probe === null) void this.probeNow();
+    if (this.probe === null && this.probeDue()) void this.startProbe();
     return false;
   }
 
-  private probeNow(): Promise<void> {
-    this.probe ??= this.redis
+  private probeDue(): boolean {
+    const now = this.clock.now();
+    // A wall clock set back must not postpone the next probe by as much.
+    return now >= this.retryAt || now < this.retryAt - this.retryAfterMs;
+  }
+
+  /** One PING at a time, and at most one per retry interval (counted from its start). */
+  private startProbe(): Promise<void> {
+    this.retryAt = this.clock.now() + this.retryAfterMs;
+    const probe = this.remote
       .ping()
       .then(
         () => this.markUp(),
-        (error) => this.markDown(error),
+        (error) => this.markDown('ping', error),
       )
       .finally(() => {
         this.probe = null;
       });
-    return this.probe;
+    this.probe = probe;
+    return probe;
   }
 
-  /** What an operation answers when Redis is not asked or did not answer, per the failure mode. */
-  private fallback(rule: RateRule, key: string, consume: boolean): MaybePromise<RateDecision> {
+  /** What an operation answers when the remote store is not asked or did not answer, per the failure mode. */
+  private fallback(rule: RateRule, key: string, operation: 'consume' | 'peek'): MaybePromise<RateDecision> {
     switch (this.mode) {
       case 'local': {
-        const decision = consume ? this.local.consume(rule, key) : this.local.peek(rule, key);
+        const decision = operation === 'consume' ? this.local.consume(rule, key) : this.local.peek(rule, key);
         return decision instanceof Promise ? decision.then(withLocalToken) : withLocalToken(decision);
       }
       case 'open':
@@ -154,41 +189,55 @@ export class FailoverStore implements RateLimitStore {
     }
   }
 
-  private failed<T>(error: unknown, fallback: () => MaybePromise<T>): MaybePromise<T> {
+  private failed<T>(operation: Operation, error: unknown, fallback: () => MaybePromise<T>): MaybePromise<T> {
     if (!(error instanceof StoreUnavailableError)) throw error;
-    this.markDown(error);
+    this.markDown(operation, error);
     if (this.mode === 'closed') throw error;
     return fallback();
   }
 
   private unavailable(): never {
-    throw new StoreUnavailableError('Redis is unavailable (RATE_LIMIT_STORE_FAILURE=closed)');
+    throw new StoreUnavailableError(`${this.remote.name} is unavailable (RATE_LIMIT_STORE_FAILURE=closed)`);
   }
 
-  private markDown(error: unknown): void {
-    this.errors++;
-    const now = performance.now();
+  private markDown(operation: Operation, error: unknown): void {
+    const reason = error instanceof Error ? error.message : String(error);
+    if (redisErrorChannel.hasSubscribers) {
+      const failure = error instanceof StoreUnavailableError ? error : new StoreUnavailableError(reason);
+      redisErrorChannel.publish({ store: this, operation, error: failure } satisfies RemoteErrorEvent);
+    }
+    const now = this.clock.now();
     this.retryAt = now + this.retryAfterMs;
     if (this.downSince !== null) return;
     this.downSince = now;
     this.log.warn(
-      {
-        mode: this.mode,
-        reason: error instanceof Error ? error.message : String(error),
-        connection: this.redis.lastConnectionError?.message,
-      },
-      `rate-limit store degraded: Redis is unavailable; ${MODE_EFFECT[this.mode]}`,
+      { mode: this.mode, reason, connection: this.remote.health().lastError ?? undefined },
+      `rate-limit store degraded: ${this.remote.name} is unavailable; ${MODE_EFFECT[this.mode]}`,
     );
+    if (storeStateChannel.hasSubscribers)
+      storeStateChannel.publish({
+        store: this,
+        state: 'degraded',
+        mode: this.mode,
+        reason,
+      } satisfies StoreStateEvent);
   }
 
   private markUp(): void {
     if (this.downSince === null) return;
-    const downMs = Math.round(performance.now() - this.downSince);
+    const downMs = Math.max(0, this.clock.now() - this.downSince);
     this.downSince = null;
     this.log.info(
       { mode: this.mode, downMs },
-      'rate-limit store recovered: Redis answers again; budgets are shared again',
+      `rate-limit store recovered: ${this.remote.name} answers again; budgets are shared again`,
     );
+    if (storeStateChannel.hasSubscribers)
+      storeStateChannel.publish({
+        store: this,
+        state: 'recovered',
+        mode: this.mode,
+        downMs,
+      } satisfies StoreStateEvent);
   }
 }
 

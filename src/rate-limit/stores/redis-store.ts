@@ -12,7 +12,13 @@ import {
   type Script,
   shapeArgs,
 } from './redis-scripts.ts';
-import { type RateDecision, type RateLimitStore, type RateRule, StoreUnavailableError } from './store.ts';
+import {
+  type RateDecision,
+  type RateRule,
+  type RemoteHealth,
+  type RemoteStore,
+  StoreUnavailableError,
+} from './store.ts';
 
 export type RedisClient = Redis | Cluster;
 
@@ -79,10 +85,11 @@ interface RuleShape {
   readonly suffix: string;
 }
 
-export class RedisStore implements RateLimitStore {
+export class RedisStore implements RemoteStore {
+  readonly name = 'redis';
   readonly client: RedisClient;
   /** The last connection error the client reported (for the log line of an outage). */
-  lastConnectionError: Error | null = null;
+  private lastConnectionError: Error | null = null;
   private readonly keyPrefix: string;
   private readonly timeoutMs: number;
   private readonly clock: Clock | undefined;
@@ -131,6 +138,13 @@ export class RedisStore implements RateLimitStore {
   /** Resolves when Redis answers a PING within the deadline; rejects with StoreUnavailableError. */
   async ping(): Promise<void> {
     await this.guard('ping', this.client.ping());
+  }
+
+  health(): RemoteHealth {
+    return {
+      connected: this.client.status === 'ready',
+      lastError: this.lastConnectionError?.message ?? null,
+    };
   }
 
   /** Waits until the client is connected (at most `timeoutMs`); true when it is. */

@@ -1,4 +1,4 @@
-// The contract every rate-limit store keeps (memory, Redis, Redis Cluster), with its timing rules.
+// The rate-limit module's interfaces: the store contract and its timing rules, the remote store, readiness, the log.
 
 /** What a store needs to know of a control: a name that separates key spaces, and its budget. */
 export interface RateRule {
@@ -44,6 +44,47 @@ export interface RateLimitStore {
   /** Forgets everything recorded for the key. */
   reset(rule: RateRule, key: string): MaybePromise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * A store shared by every instance over the network (Redis, Redis Cluster): it answers only with
+ * promises, may be unreachable, and says so by rejecting with StoreUnavailableError. The failover
+ * store builds on this interface alone, so it can be tested against a fake one.
+ */
+export interface RemoteStore extends RateLimitStore {
+  /** What /readyz and the metrics call it (`redis`). */
+  readonly name: string;
+  consume(rule: RateRule, key: string): Promise<RateDecision>;
+  peek(rule: RateRule, key: string): Promise<RateDecision>;
+  release(rule: RateRule, key: string, token: number): Promise<void>;
+  reset(rule: RateRule, key: string): Promise<void>;
+  /** Waits until connected, at most `timeoutMs`; true when it is. Never rejects. */
+  ready(timeoutMs: number): Promise<boolean>;
+  /** Resolves when the store answers within its deadline; rejects with StoreUnavailableError. */
+  ping(): Promise<void>;
+  /** What the store knows of its connection right now (for the log line of an outage). */
+  health(): RemoteHealth;
+}
+
+export interface RemoteHealth {
+  readonly connected: boolean;
+  /** The last connection error the client reported, if any. */
+  readonly lastError: string | null;
+}
+
+/** One dependency's answer to /readyz. */
+export interface ReadinessCheck {
+  /** The key in /readyz's body (`redis`). */
+  readonly name: string;
+  /** 'up', 'down', or 'degraded'; `fatal` makes /readyz answer 503. */
+  check(): Promise<{ state: string; fatal: boolean }>;
+}
+
+/** The part of a pino logger the stores write with (the app passes its own, or a child of it). */
+export interface StoreLogger {
+  warn(details: object, message: string): void;
+  info(details: object, message: string): void;
+  child(bindings: Record<string, unknown>): StoreLogger;
 }
 
 /** Thrown (or rejected with) when the store cannot answer; never confused with a refusal. */

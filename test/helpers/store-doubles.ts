@@ -1,0 +1,107 @@
+// Stand-ins for the store stack's collaborators: a remote store in memory that can fail or hang, a log that remembers.
+import type { Clock } from '../../src/clock.ts';
+import { MemoryStore } from '../../src/rate-limit/stores/memory-store.ts';
+import {
+  type RateDecision,
+  type RateRule,
+  type RemoteHealth,
+  type RemoteStore,
+  type StoreLogger,
+  StoreUnavailableError,
+} from '../../src/rate-limit/stores/store.ts';
+
+/**
+ * A RemoteStore kept in this process: answers with promises as Redis does, fails every operation
+ * after `fail()` (as a dead Redis does once its timeout passes) and holds every answer after
+ * `hold()` until `answer()` (a hung server). Not for atomicity: the contract suite runs on Redis.
+ */
+export class FakeRemoteStore implements RemoteStore {
+  readonly name = 'redis';
+  /** Every operation asked of it, in order (`consume`, `ping`, …). */
+  readonly asked: string[] = [];
+  private readonly memory: MemoryStore;
+  private available = true;
+  private held: (() => void)[] | null = null;
+
+  constructor(clock: Clock) {
+    this.memory = new MemoryStore({ clock, sweepIntervalMs: 0 });
+  }
+
+  fail(): void {
+    this.available = false;
+  }
+
+  recover(): void {
+    this.available = true;
+  }
+
+  hold(): void {
+    this.held ??= [];
+  }
+
+  /** Lets the held operations go on, each failing or answering per the state it finds. */
+  answer(): void {
+    const waiting = this.held ?? [];
+    this.held = null;
+    for (const go of waiting) go();
+  }
+
+  /** How many times `operation` was asked. */
+  count(operation: string): number {
+    return this.asked.filter((asked) => asked === operation).length;
+  }
+
+  consume(rule: RateRule, key: string): Promise<RateDecision> {
+    return this.run('consume', () => this.memory.consume(rule, key));
+  }
+
+  peek(rule: RateRule, key: string): Promise<RateDecision> {
+    return this.run('peek', () => this.memory.peek(rule, key));
+  }
+
+  release(rule: RateRule, key: string, token: number): Promise<void> {
+    return this.run('release', () => this.memory.release(rule, key, token));
+  }
+
+  reset(rule: RateRule, key: string): Promise<void> {
+    return this.run('reset', () => this.memory.reset(rule, key));
+  }
+
+  ping(): Promise<void> {
+    return this.run('ping', () => undefined);
+  }
+
+  async ready(): Promise<boolean> {
+    return this.available;
+  }
+
+  health(): RemoteHealth {
+    return { connected: this.available, lastError: this.available ? null : 'connect ECONNREFUSED (fake)' };
+  }
+
+  close(): Promise<void> {
+    return this.memory.close();
+  }
+
+  private async run<T>(operation: string, work: () => T): Promise<T> {
+    this.asked.push(operation);
+    const held = this.held;
+    if (held) await new Promise<void>((go) => held.push(go));
+    if (!this.available) throw new StoreUnavailableError(`fake remote store: ${operation} failed`);
+    return work();
+  }
+}
+
+/** A log that remembers its lines, for tests that check an outage's two log lines. */
+export class MemoryLog implements StoreLogger {
+  readonly lines: { level: 'warn' | 'info'; message: string; details: object }[] = [];
+  warn(details: object, message: string): void {
+    this.lines.push({ level: 'warn', message, details });
+  }
+  info(details: object, message: string): void {
+    this.lines.push({ level: 'info', message, details });
+  }
+  child(): StoreLogger {
+    return this;
+  }
+}

@@ -4,11 +4,14 @@ import cookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { PasswordChecker } from './auth/passwords.ts';
+import { SecurityEventLog } from './auth/security-event-log.ts';
+import { schedulePurge } from './auth/security-event-retention.ts';
 import { SessionService } from './auth/sessions.ts';
 import { type Clock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
+import { SecurityEventsRepository } from './db/repositories/security-events.ts';
 import { SessionsRepository } from './db/repositories/sessions.ts';
 import { TasksRepository } from './db/repositories/tasks.ts';
 import { UsersRepository } from './db/repositories/users.ts';
@@ -25,6 +28,7 @@ import { sessionPlugin } from './http/plugins/session.ts';
 import { authRoutes } from './http/routes/auth.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { rateLimitRoutes } from './http/routes/rate-limits.ts';
+import { securityEventRoutes } from './http/routes/security-events.ts';
 import { taskRoutes } from './http/routes/tasks.ts';
 import { SHARED_SCHEMAS } from './http/schemas.ts';
 import type { Services } from './http/services.ts';
@@ -82,6 +86,14 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     }),
     passwords: await passwords,
     rateLimit: new RateLimitEngine(config.rateLimits, stack.store),
+    securityEvents: new SecurityEventLog({
+      repository: new SecurityEventsRepository(db),
+      clock,
+      instance: config.instanceId,
+      retentionMs: config.securityEventRetentionMs,
+      // Writes start only after a request reported an event, so `app` exists by then.
+      onError: (error, lostEvents) => app.log.error({ err: error, lostEvents }, 'security events not stored'),
+    }),
     readiness: stack.readiness,
   };
 
@@ -100,7 +112,13 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(validatorCompiler);
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  const securityEventPurge = schedulePurge(
+    () => services.securityEvents.purgeExpired(),
+    (error) => app.log.error({ err: error }, 'security event purge failed'),
+  );
   app.addHook('onClose', async () => {
+    await securityEventPurge.stop();
+    await services.securityEvents.flush();
     await stack.close();
     if (!options.database) await db.close();
   });
@@ -120,7 +138,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
 
   // Handlers first: route plugins registered after them inherit them.
   registerErrorHandlers(app);
-  for (const routes of [authRoutes, taskRoutes, rateLimitRoutes, healthRoutes])
+  for (const routes of [authRoutes, taskRoutes, rateLimitRoutes, securityEventRoutes, healthRoutes])
     await app.register(routes, { services });
   await app.register(portalPlugin);
   return app;

@@ -1,5 +1,6 @@
 // Reads the environment once, validates every variable, and returns one frozen Config.
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { BUDGET_FORM, type Budget, parseBudget } from './rate-limit/budget.ts';
 import { parseTrustProxy, type TrustProxy } from './rate-limit/client-ip.ts';
 
@@ -22,6 +23,10 @@ export interface Config {
   /** log2 of scrypt's cost parameter N for new password hashes. */
   readonly passwordHashCost: number;
   readonly trustProxy: TrustProxy;
+  /** Names this process in security events: INSTANCE_ID, else `<hostname>:<pid>`. */
+  readonly instanceId: string;
+  /** How long security events are kept before the purge deletes them. */
+  readonly securityEventRetentionMs: number;
   readonly rateLimits: {
     readonly bulk: Budget;
     readonly authenticated: Budget;
@@ -119,6 +124,18 @@ export function loadConfig(env: Env = process.env): Config {
       parseTrustProxy,
       'a hop count (e.g. 1) or a comma list of addresses/CIDRs',
     ),
+    instanceId: read(
+      'INSTANCE_ID',
+      `${hostname().replace(/[^\w.-]/g, '_')}:${process.pid}`,
+      (v) => (/^[\w:.@/-]{1,128}$/.test(v) ? v : null),
+      'up to 128 letters, digits, _ : . @ / -',
+    ),
+    securityEventRetentionMs: read(
+      'SECURITY_EVENT_RETENTION',
+      '90d',
+      longDuration,
+      'a duration such as 90d or 12h (unit s, m, h or d)',
+    ),
     rateLimits: {
       bulk: read('RATE_LIMIT_BULK', '30/15m', parseBudget, BUDGET_FORM),
       authenticated: read('RATE_LIMIT_AUTHENTICATED', '1000/15m', parseBudget, BUDGET_FORM),
@@ -186,6 +203,15 @@ function boolean(v: string): boolean | null {
 function duration(v: string): number | null {
   const budget = parseBudget(`1/${v}`);
   return budget ? budget.windowMs : null;
+}
+
+/** Durations of storage lifetimes, in days too: `90d`, `12h`, up to about 27 years. */
+function longDuration(v: string): number | null {
+  const match = /^([1-9]\d{0,3})(s|m|h|d)$/.exec(v);
+  if (!match) return null;
+  return (
+    Number(match[1]) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 's' | 'm' | 'h' | 'd']
+  );
 }
 
 function durationOrZero(v: string): number | null {

@@ -1,5 +1,6 @@
 // What route handlers work with, built once by app.ts and passed to each route plugin.
 import type { PasswordChecker } from '../auth/passwords.ts';
+import type { SecurityEventLog } from '../auth/security-event-log.ts';
 import type { SessionService } from '../auth/sessions.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -18,6 +19,8 @@ export interface Services {
   readonly sessions: SessionService;
   readonly passwords: PasswordChecker;
   readonly rateLimit: RateLimitEngine;
+  /** Where locks, admin resets and refused known devices are recorded (a SecurityEventSink) and read back. */
+  readonly securityEvents: SecurityEventLog;
   /** Extra readiness checks (the Redis store adds its own); each answers a dependency's state. */
   readonly readiness: readonly ReadinessCheck[];
 }

@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TaskStatus } from '../../db/repositories/tasks.ts';
 import { ApiError } from '../../errors.ts';
+import { keysetCursor } from '../cursor.ts';
 import { errorResponses, idSchema, ref } from '../schemas.ts';
 import type { Services } from '../services.ts';
 
@@ -16,14 +17,7 @@ interface ListQuery {
 }
 
 /** Cursors are opaque to clients: the last id of the page, encoded. */
-const encodeCursor = (lastId: number) => Buffer.from(`after:${lastId}`).toString('base64url');
-function decodeCursor(cursor: string): number {
-  const match = /^after:(\d{1,10})$/.exec(Buffer.from(cursor, 'base64url').toString());
-  // An id past PostgreSQL's integer range would reach the query and fail there as a 500.
-  if (!match || Number(match[1]) > idSchema.maximum)
-    throw new ApiError('VALIDATION_ERROR', {}, 'Invalid request: cursor is not one this API issued.');
-  return Number(match[1]);
-}
+const cursors = keysetCursor('after', [idSchema.maximum]);
 
 export async function taskRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
   const { tasks, users } = services;
@@ -60,12 +54,11 @@ export async function taskRoutes(app: FastifyInstance, { services }: { services:
       const { cursor, limit, ...filters } = request.query;
       const page = await tasks.list({
         ...filters,
-        afterId: cursor ? decodeCursor(cursor) : undefined,
+        afterId: cursor ? cursors.decode(cursor)[0] : undefined,
         limit: limit + 1,
       });
-      const more = page.length > limit;
-      if (more) page.pop();
-      return { tasks: page, nextCursor: more ? encodeCursor(page[page.length - 1]!.id) : null };
+      const { rows, nextCursor } = cursors.page(page, limit, (task) => [task.id]);
+      return { tasks: rows, nextCursor };
     },
   });
 

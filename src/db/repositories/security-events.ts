@@ -1,0 +1,111 @@
+// Security events: batched inserts, newest-first keyset pages, and the purge of expired ones.
+import type { SecurityEventType } from '../../auth/security-event.ts';
+import type { Queryable } from '../database.ts';
+
+/** An event ready to store: what was reported, stamped with its time and instance. */
+export interface NewSecurityEvent {
+  readonly at: number;
+  readonly type: SecurityEventType;
+  readonly control: string;
+  readonly email: string | null;
+  readonly address: string | null;
+  readonly instance: string;
+  readonly actorId: number | null;
+}
+
+export interface StoredSecurityEvent {
+  id: number;
+  /** ISO-8601, UTC. */
+  at: string;
+  type: SecurityEventType;
+  control: string;
+  email: string | null;
+  address: string | null;
+  instance: string;
+  actorId: number | null;
+}
+
+/** Where a newest-first page continues: strictly older than this event in (at, id) order. */
+export interface SecurityEventPosition {
+  readonly atMs: number;
+  readonly id: number;
+}
+
+interface SecurityEventRow {
+  /** bigserial: text from `pg`, a bigint or number from PGlite; ids stay far below 2^53, so a number is exact. */
+  id: string | number | bigint;
+  at: Date | string;
+  type: SecurityEventType;
+  control: string;
+  email: string | null;
+  address: string | null;
+  instance: string;
+  actor_id: number | null;
+}
+
+const COLUMNS = 'id, at, type, control, email, address, instance, actor_id';
+
+const toEvent = (row: SecurityEventRow): StoredSecurityEvent => ({
+  id: Number(row.id),
+  at: new Date(row.at).toISOString(),
+  type: row.type,
+  control: row.control,
+  email: row.email,
+  address: row.address,
+  instance: row.instance,
+  actorId: row.actor_id,
+});
+
+export class SecurityEventsRepository {
+  private readonly db: Queryable;
+
+  constructor(db: Queryable) {
+    this.db = db;
+  }
+
+  /** Stores a batch in one statement (one round trip, all or nothing). */
+  async insert(events: readonly NewSecurityEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    await this.db.query(
+      `INSERT INTO security_events (at, type, control, email, address, instance, actor_id)
+       SELECT to_timestamp(at / 1000.0), type, control, email, address, instance, actor_id
+         FROM unnest($1::float8[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[])
+           AS t(at, type, control, email, address, instance, actor_id)`,
+      [
+        events.map((e) => e.at),
+        events.map((e) => e.type),
+        events.map((e) => e.control),
+        events.map((e) => e.email),
+        events.map((e) => e.address),
+        events.map((e) => e.instance),
+        events.map((e) => e.actorId),
+      ],
+    );
+  }
+
+  /** Up to `limit` events, newest first (ties on time broken by id), strictly older than `before`. */
+  async newestFirst(limit: number, before?: SecurityEventPosition): Promise<StoredSecurityEvent[]> {
+    const rows = before
+      ? await this.db.query<SecurityEventRow>(
+          `SELECT ${COLUMNS} FROM security_events
+            WHERE (at, id) < (to_timestamp($1 / 1000.0), $2::bigint)
+            ORDER BY at DESC, id DESC LIMIT $3`,
+          [before.atMs, before.id, limit],
+        )
+      : await this.db.query<SecurityEventRow>(
+          `SELECT ${COLUMNS} FROM security_events ORDER BY at DESC, id DESC LIMIT $1`,
+          [limit],
+        );
+    return rows.map(toEvent);
+  }
+
+  /** Deletes every event older than `cutoffMs`; answers how many went. */
+  async deleteBefore(cutoffMs: number): Promise<number> {
+    const rows = await this.db.query<{ count: string | number }>(
+      `WITH gone AS (DELETE FROM security_events WHERE at < to_timestamp($1 / 1000.0) RETURNING 1)
+       SELECT count(*) AS count FROM gone`,
+      [cutoffMs],
+    );
+    return Number(rows[0]?.count ?? 0);
+  }
+}

@@ -2,7 +2,17 @@
 import { ApiError } from './api-error.ts';
 import type { CookieJar } from './cookie-jar.ts';
 import { parseRateLimit, parseRetryAfter, type RateLimitState } from './rate-limit-headers.ts';
-import type { BulkReassignResult, ControlReport, Task, TaskFilters, TaskPage, User } from './types.ts';
+import type {
+  BulkReassignResult,
+  ControlReport,
+  LoginLock,
+  SecurityEventPage,
+  SecurityEventQuery,
+  Task,
+  TaskFilters,
+  TaskPage,
+  User,
+} from './types.ts';
 
 /** Waiting out a 429 once, for idempotent (GET) calls only. */
 export interface RetryPolicy {
@@ -159,6 +169,25 @@ export class ApiClient {
   async rateLimits(options?: CallOptions): Promise<ControlReport[]> {
     const path = '/api/rate-limits';
     return (await this.send<{ controls: ControlReport[] }>({ method: 'GET', path, options })).data.controls;
+  }
+
+  /** Admins: the accounts and addresses a login control refuses right now. */
+  async loginLocks(options?: CallOptions): Promise<LoginLock[]> {
+    const path = '/api/admin/login-locks';
+    return (await this.send<{ locks: LoginLock[] }>({ method: 'GET', path, options })).data.locks;
+  }
+
+  /** Admins: clears an account's login-failure lock. */
+  async resetLoginLock(email: string, options?: CallOptions): Promise<void> {
+    await this.send<void>({ method: 'POST', path: '/api/admin/login-locks/reset', body: { email }, options });
+  }
+
+  /** Admins: one page of security events, newest first; pass `nextCursor` as `cursor` for older ones. */
+  async securityEvents(query: SecurityEventQuery = {}, options?: CallOptions): Promise<SecurityEventPage> {
+    const { limit, cursor } = query;
+    const path = '/api/admin/security-events';
+    return (await this.send<SecurityEventPage>({ method: 'GET', path, query: { limit, cursor }, options }))
+      .data;
   }
 
   /** One call, with at most one retry: after a 429 on a GET (when allowed), or after a stale CSRF token. */

@@ -74,3 +74,49 @@ export interface ControlReport {
 
 /** The largest number of tasks one bulk request may name (the server's schema says the same). */
 export const BULK_MAX_TASKS = 50;
+
+/** One entry of GET /api/admin/login-locks: an account or an address a login control refuses now. */
+export interface LoginLock {
+  readonly control: string;
+  /** Set for controls keyed by account. */
+  readonly email?: string;
+  /** Set for controls keyed by address. */
+  readonly address?: string;
+  readonly failures: number;
+  /** Seconds until the lock frees an attempt. */
+  readonly retryAfter: number;
+}
+
+/** The security-event types (a copy of the server's, checked by test/http/security-events.test.ts). */
+export const SECURITY_EVENT_TYPES = ['lock-started', 'admin-reset', 'known-device-refused'] as const;
+
+export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];
+
+/** One entry of GET /api/admin/security-events. */
+export interface SecurityEvent {
+  readonly id: number;
+  /** ISO-8601, UTC. */
+  readonly at: string;
+  readonly type: SecurityEventType;
+  readonly control: string;
+  readonly email: string | null;
+  readonly address: string | null;
+  /** The server instance that saw it. */
+  readonly instance: string;
+  /** The admin who acted (admin resets). */
+  readonly actorId: number | null;
+}
+
+export interface SecurityEventQuery {
+  /** 1–200; the server's default is 50. */
+  readonly limit?: number;
+  /** The `nextCursor` of the previous page. */
+  readonly cursor?: string;
+}
+
+export interface SecurityEventPage {
+  /** Newest first. */
+  readonly events: readonly SecurityEvent[];
+  /** Null on the last page. */
+  readonly nextCursor: string | null;
+}

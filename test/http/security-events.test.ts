@@ -1,9 +1,24 @@
 // Security events (contract §8) over HTTP, on the embedded database and on PostgreSQL: recording, paging, access, retention.
 import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
 import { after, describe, it, type TestContext } from 'node:test';
 import type { SecurityEvent } from '../../src/auth/security-event.ts';
+import { SECURITY_EVENT_TYPES as SERVER_EVENT_TYPES } from '../../src/auth/security-event.ts';
 import { schedulePurge } from '../../src/auth/security-event-retention.ts';
-import { createTestApp, type TestApp, type TestAppOptions, type TestClient } from '../helpers/app.ts';
+import {
+  ApiClient,
+  type SecurityEvent as ClientSecurityEvent,
+  MemoryCookieJar,
+  SECURITY_EVENT_TYPES,
+} from '../../src/client/index.ts';
+import type { StoredSecurityEvent } from '../../src/db/repositories/security-events.ts';
+import {
+  createTestApp,
+  DEMO_PASSWORD,
+  type TestApp,
+  type TestAppOptions,
+  type TestClient,
+} from '../helpers/app.ts';
 import { closeTestDatabases, type DatabaseKind } from '../helpers/database.ts';
 import { assertError } from '../helpers/http.ts';
 import { skipUnless } from '../helpers/services.ts';
@@ -316,5 +331,47 @@ describe('the purge schedule', () => {
     } finally {
       globalThis.setInterval = original;
     }
+  });
+});
+
+describe('the typed client', () => {
+  // Compile-time half: only compiles while the client's copy is exactly the server's shape.
+  type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+  const sameType = <A, B>(_proof: Equal<A, B>): void => {};
+  type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+  it('reads security events as the server writes them', () => {
+    sameType<Mutable<ClientSecurityEvent>, StoredSecurityEvent>(true);
+    assert.deepEqual([...SECURITY_EVENT_TYPES], [...SERVER_EVENT_TYPES]);
+  });
+
+  it('pages security events for an admin, and resets a lock with the CSRF token', async (t) => {
+    const testApp = await createTestApp({ env: { INSTANCE_ID: 'test-1' } });
+    t.after(testApp.close);
+    await testApp.database.db.query('DELETE FROM security_events');
+    await testApp.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = testApp.app.server.address() as AddressInfo;
+    const admin = new ApiClient({ baseUrl: `http://127.0.0.1:${port}`, cookieJar: new MemoryCookieJar() });
+    await admin.login('admin@example.com', DEMO_PASSWORD);
+    for (let n = 0; n < 3; n++) {
+      testApp.clock.advance(1);
+      testApp.app.services.securityEvents.record({
+        type: 'lock-started',
+        control: 'login-ip',
+        address: `n${n}`,
+      });
+    }
+    const first = await admin.securityEvents({ limit: 2 });
+    assert.deepEqual(
+      first.events.map((event) => event.address),
+      ['n2', 'n1'],
+    );
+    const rest = await admin.securityEvents({ limit: 2, cursor: first.nextCursor! });
+    assert.deepEqual(
+      rest.events.map((event) => event.address),
+      ['n0'],
+    );
+    assert.equal(rest.nextCursor, null);
+    await admin.resetLoginLock('alice@example.com');
   });
 });

@@ -15,6 +15,7 @@ import {
   type RemoteErrorEvent,
   type StoreStateEvent,
 } from '../../src/rate-limit/stores/store-events.ts';
+import { storeContract } from '../helpers/store-contract.ts';
 import { FakeRemoteStore, MemoryLog } from '../helpers/store-doubles.ts';
 
 const RETRY_MS = 1000;
@@ -53,6 +54,13 @@ function setup(t: TestContext, mode: StoreFailureMode) {
 }
 
 const remaining = (decision: RateDecision) => [decision.allowed, decision.remaining];
+
+describe('FailoverStore over a remote store that answers', () => {
+  storeContract(
+    (clock) =>
+      failoverStack(new FakeRemoteStore(clock), { failureMode: 'local' }, clock, new MemoryLog()).store,
+  );
+});
 
 describe('FailoverStore while the remote store answers', () => {
   it('decides there, times each decision, and reports it up', async (t) => {

@@ -1,8 +1,10 @@
-// The portal's shell: finds out who is signed in, shows the Login or the Tasks page, and signs out.
+// The portal's shell: finds out who is signed in, shows the Login, Tasks or (admins) Admin page, and signs out.
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { type ApiClient, isApiError, type User } from '../../src/client/index.ts';
+import { AdminPage } from './admin-page.tsx';
 import { retryDeadline } from './deadline.ts';
 import { LoginPage } from './login-page.tsx';
+import { VIEW_HASHES, VIEW_LABELS, viewFromHash, viewsFor } from './portal-view.ts';
 import { TasksPage } from './tasks-page.tsx';
 import { useCountdown } from './use-countdown.ts';
 import { describeError, duration } from './wording.ts';
@@ -16,6 +18,7 @@ type Session =
 export function App({ client }: { client: ApiClient }) {
   const [session, setSession] = useState<Session>({ kind: 'checking' });
   const [signOutError, setSignOutError] = useState<string | null>(null);
+  const hash = useHash();
 
   const check = useCallback(async () => {
     setSession({ kind: 'checking' });
@@ -51,11 +54,22 @@ export function App({ client }: { client: ApiClient }) {
   };
 
   const ended = (notice: string) => setSession({ kind: 'signed-out', notice });
+  const views = session.kind === 'signed-in' ? viewsFor(session.user) : [];
+  const view = session.kind === 'signed-in' ? viewFromHash(session.user, hash) : 'tasks';
 
   return (
     <>
       <header class="top-bar">
         <span class="brand">Task portal</span>
+        {views.length > 1 && (
+          <nav class="sections" aria-label="Portal pages">
+            {views.map((item) => (
+              <a key={item} href={VIEW_HASHES[item]} aria-current={item === view ? 'page' : undefined}>
+                {VIEW_LABELS[item]}
+              </a>
+            ))}
+          </nav>
+        )}
         {session.kind === 'signed-in' && (
           <span class="who">
             <span>{session.user.name}</span>
@@ -79,15 +93,29 @@ export function App({ client }: { client: ApiClient }) {
             onSignedIn={(user) => setSession({ kind: 'signed-in', user })}
           />
         )}
-        {session.kind === 'signed-in' && (
-          <TasksPage client={client} user={session.user} onSignedOut={ended} />
-        )}
+        {session.kind === 'signed-in' &&
+          (view === 'admin' ? (
+            <AdminPage client={client} user={session.user} onSignedOut={ended} />
+          ) : (
+            <TasksPage client={client} user={session.user} onSignedOut={ended} />
+          ))}
         {session.kind === 'unavailable' && (
           <Unavailable text={session.text} until={session.until} retry={check} />
         )}
       </main>
     </>
   );
+}
+
+/** The URL's hash, followed as it changes (the navigation's links and the Back button set it). */
+function useHash(): string {
+  const [hash, setHash] = useState(() => location.hash);
+  useEffect(() => {
+    const follow = () => setHash(location.hash);
+    window.addEventListener('hashchange', follow);
+    return () => window.removeEventListener('hashchange', follow);
+  }, []);
+  return hash;
 }
 
 /** The portal could not start: why, how long to wait, and a way to try again. */

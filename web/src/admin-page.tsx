@@ -1,0 +1,189 @@
+// The Admin page: the login locks in force, each account unlocked with one click, and recent security events.
+import { useEffect, useRef } from 'preact/hooks';
+import type { ApiClient, LoginLock, SecurityEvent, User } from '../../src/client/index.ts';
+import { controlLabel, EVENT_LABELS, failuresText, lockKey, subjectOf } from './admin-wording.ts';
+import { useLoadTrouble } from './use-load-trouble.ts';
+import { useLoginLocks } from './use-login-locks.ts';
+import { useSecurityEvents } from './use-security-events.ts';
+import { duration } from './wording.ts';
+
+interface Props {
+  readonly client: ApiClient;
+  readonly user: User;
+  /** The session is gone: back to the Login page with this notice. */
+  readonly onSignedOut: (notice: string) => void;
+}
+
+export function AdminPage({ client, user, onSignedOut }: Props) {
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => heading.current?.focus(), []);
+  const trouble = useLoadTrouble(onSignedOut);
+  const events = useSecurityEvents(client, trouble);
+  const locks = useLoginLocks(client, trouble, onSignedOut, events.refresh);
+
+  const refreshAll = () => {
+    locks.reload();
+    events.refresh();
+  };
+
+  const { pause } = trouble;
+  return (
+    <section aria-labelledby="admin-title">
+      <h1 id="admin-title" tabIndex={-1} ref={heading}>
+        Admin
+      </h1>
+      <p class="hint">Signed in as {user.email}.</p>
+      {pause && (
+        <div class="banner warning" role="alert">
+          <p>{pause.text}</p>
+          <p role="timer">The lists will load again in {duration(trouble.pauseLeft)}.</p>
+        </div>
+      )}
+      {trouble.error && (
+        <div class="banner error" role="alert">
+          <p>{trouble.error}</p>
+          <button type="button" onClick={refreshAll}>
+            Try again
+          </button>
+        </div>
+      )}
+
+      <section class="panel" aria-labelledby="locks-title">
+        <div class="panel-head">
+          <h2 id="locks-title">Login locks</h2>
+          <button type="button" class="secondary" onClick={locks.reload} disabled={locks.loading}>
+            Refresh locks
+          </button>
+        </div>
+        <p class="hint">
+          Accounts and network addresses refused sign-in right now after too many failed attempts. Unlocking
+          an account lets its owner sign in again at once; an address lock ends by itself.
+        </p>
+        <p role="status" id="unlock-status" class="status">
+          {locks.notice}
+        </p>
+        {locks.error && (
+          <p class="banner error" role="alert">
+            {locks.error}
+          </p>
+        )}
+        <LockTable
+          locks={locks.locks}
+          busy={locks.loading}
+          unlocking={locks.unlocking}
+          onUnlock={(email) => void locks.unlock(email)}
+        />
+      </section>
+
+      <section class="panel" aria-labelledby="events-title">
+        <div class="panel-head">
+          <h2 id="events-title">Recent security events</h2>
+          <button type="button" class="secondary" onClick={events.refresh} disabled={events.loading}>
+            Refresh events
+          </button>
+        </div>
+        <p class="hint">Locks that started, unlocks by an admin and refused known devices, newest first.</p>
+        <EventTable events={events.events} busy={events.loading} />
+        {events.nextCursor !== null && (
+          <div class="pager">
+            <button type="button" onClick={events.older} disabled={events.loading}>
+              Show older events
+            </button>
+          </div>
+        )}
+      </section>
+    </section>
+  );
+}
+
+interface LockTableProps {
+  readonly locks: readonly LoginLock[] | null;
+  readonly busy: boolean;
+  readonly unlocking: string | null;
+  readonly onUnlock: (email: string) => void;
+}
+
+function LockTable({ locks, busy, unlocking, onUnlock }: LockTableProps) {
+  if (locks === null) return busy ? <p aria-busy="true">Loading locks…</p> : null;
+  if (locks.length === 0) return <p class="empty">No account or address is locked right now.</p>;
+  return (
+    <table class="data" id="login-locks" aria-labelledby="locks-title" aria-busy={busy}>
+      <thead>
+        <tr>
+          <th scope="col">Locked</th>
+          <th scope="col">Kind</th>
+          <th scope="col">Failures</th>
+          <th scope="col">Ends in</th>
+          <th scope="col">
+            <span class="visually-hidden">Action</span>
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {locks.map((lock) => {
+          const subject = subjectOf(lock);
+          return (
+            <tr key={lockKey(lock)} data-lock={subject.text}>
+              <td data-label="Locked" class="subject">
+                {subject.text}
+              </td>
+              <td data-label="Kind">{controlLabel(lock.control)}</td>
+              <td data-label="Failures">{failuresText(lock.failures)}</td>
+              <td data-label="Ends in">{duration(lock.retryAfter)}</td>
+              <td class="action">
+                {subject.email !== null ? (
+                  <button
+                    type="button"
+                    aria-label={`Unlock ${subject.email}`}
+                    disabled={unlocking !== null}
+                    onClick={() => onUnlock(subject.email!)}
+                  >
+                    {unlocking === subject.email ? 'Unlocking…' : 'Unlock'}
+                  </button>
+                ) : (
+                  <span class="hint">Ends by itself</span>
+                )}
+              </td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
+  );
+}
+
+function EventTable({ events, busy }: { events: readonly SecurityEvent[]; busy: boolean }) {
+  if (events.length === 0)
+    return busy ? <p aria-busy="true">Loading events…</p> : <p class="empty">No security events yet.</p>;
+  return (
+    <table class="data" id="security-events" aria-labelledby="events-title" aria-busy={busy}>
+      <thead>
+        <tr>
+          <th scope="col">Time</th>
+          <th scope="col">Event</th>
+          <th scope="col">Kind</th>
+          <th scope="col">Account or address</th>
+          <th scope="col">Server</th>
+        </tr>
+      </thead>
+      <tbody>
+        {events.map((event) => (
+          <tr key={event.id} data-event-type={event.type}>
+            <td data-label="Time">
+              <time dateTime={event.at}>{new Date(event.at).toLocaleString()}</time>
+            </td>
+            <td data-label="Event">
+              {EVENT_LABELS[event.type] ?? event.type}
+              {event.actorId !== null && <span class="hint"> (admin {event.actorId})</span>}
+            </td>
+            <td data-label="Kind">{controlLabel(event.control)}</td>
+            <td data-label="Account or address" class="subject">
+              {subjectOf(event).text}
+            </td>
+            <td data-label="Server">{event.instance}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

@@ -1,0 +1,40 @@
+// What the admin page says about login locks and security events.
+import type { LoginLock, SecurityEvent, SecurityEventType } from '../../src/client/index.ts';
+
+export const EVENT_LABELS: Readonly<Record<SecurityEventType, string>> = {
+  'lock-started': 'Lock started',
+  'admin-reset': 'Unlocked by an admin',
+  'known-device-refused': 'Known device refused',
+};
+
+/** What a control locks, in words: "Account (too many failed sign-ins)". */
+export const CONTROL_LABELS: Readonly<Record<string, string>> = {
+  'login-account': 'Account',
+  'login-ip': 'Network address',
+  'login-device': 'Known device',
+};
+
+export const controlLabel = (control: string): string => CONTROL_LABELS[control] ?? control;
+
+/**
+ * Who a lock or an event is about, and whether an admin can unlock it from the page: only account
+ * locks can be reset; an address lock ends by itself when its window frees an attempt.
+ */
+export function subjectOf(
+  entry: Pick<LoginLock, 'email' | 'address'> | Pick<SecurityEvent, 'email' | 'address'>,
+): {
+  readonly text: string;
+  readonly email: string | null;
+} {
+  if (entry.email) return { text: entry.email, email: entry.email };
+  if (entry.address) return { text: entry.address, email: null };
+  return { text: 'Unknown', email: null };
+}
+
+/** A stable key for a lock row: one control locks one subject at most once. */
+export const lockKey = (lock: LoginLock): string =>
+  `${lock.control}:${lock.email ?? ''}:${lock.address ?? ''}`;
+
+/** "3 failed sign-ins" */
+export const failuresText = (failures: number): string =>
+  `${failures} failed sign-in${failures === 1 ? '' : 's'}`;

@@ -1,0 +1,20 @@
+// Which page a signed-in person sees: Tasks for everyone, Admin too for admins, chosen by the URL's hash.
+import type { User } from '../../src/client/index.ts';
+
+export type View = 'tasks' | 'admin';
+
+export const VIEW_LABELS: Readonly<Record<View, string>> = { tasks: 'Tasks', admin: 'Admin' };
+
+/** The hash that opens each view, so a reload or the Back button keeps the page. */
+export const VIEW_HASHES: Readonly<Record<View, string>> = { tasks: '#tasks', admin: '#admin' };
+
+/** The pages `user` may open, in navigation order: employees have only Tasks (and so no navigation). */
+export function viewsFor(user: Pick<User, 'role'>): readonly View[] {
+  return user.role === 'admin' ? ['tasks', 'admin'] : ['tasks'];
+}
+
+/** The view a hash asks for, when `user` may see it; Tasks otherwise (an employee sent to #admin). */
+export function viewFromHash(user: Pick<User, 'role'>, hash: string): View {
+  const asked = (Object.keys(VIEW_HASHES) as View[]).find((view) => VIEW_HASHES[view] === hash);
+  return asked && viewsFor(user).includes(asked) ? asked : 'tasks';
+}

@@ -1,0 +1,79 @@
+// The login locks an admin sees, loaded again after a pause or on request, and the one-click unlock.
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { type ApiClient, isApiError, type LoginLock } from '../../src/client/index.ts';
+import type { LoadTroubleHandle } from './use-load-trouble.ts';
+import { describeError } from './wording.ts';
+
+export interface LoginLocksHandle {
+  /** Null until the first load answers. */
+  readonly locks: readonly LoginLock[] | null;
+  readonly loading: boolean;
+  /** The account being unlocked right now, if any. */
+  readonly unlocking: string | null;
+  /** What the last unlock did, for a status line. */
+  readonly notice: string | null;
+  readonly error: string | null;
+  readonly reload: () => void;
+  readonly unlock: (email: string) => Promise<void>;
+}
+
+export function useLoginLocks(
+  client: ApiClient,
+  trouble: Pick<LoadTroubleHandle, 'report' | 'resumed' | 'loaded'>,
+  /** The session is gone: back to the Login page with this notice. */
+  onSignedOut: (notice: string) => void,
+  /** Told after an unlock succeeded (the page refreshes its events: the reset is one). */
+  onUnlocked: () => void,
+): LoginLocksHandle {
+  const [locks, setLocks] = useState<readonly LoginLock[] | null>(null);
+  const [loading, setLoading] = useState(true);
+  const [unlocking, setUnlocking] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [version, setVersion] = useState(0);
+  const reload = useCallback(() => setVersion((n) => n + 1), []);
+  const { report, resumed, loaded } = trouble;
+
+  // `resumed` is a dependency so that the end of a pause loads them again.
+  useEffect(() => {
+    let current = true;
+    setLoading(true);
+    client.loginLocks().then(
+      (answer) => {
+        if (!current) return;
+        setLocks(answer);
+        setLoading(false);
+        loaded();
+      },
+      (failure: unknown) => {
+        if (!current) return;
+        setLoading(false);
+        report(failure);
+      },
+    );
+    return () => {
+      current = false;
+    };
+  }, [client, report, loaded, resumed, version]);
+
+  const unlock = async (email: string) => {
+    setUnlocking(email);
+    setNotice(null);
+    setError(null);
+    try {
+      await client.resetLoginLock(email);
+      // Gone from the list at once; the reload that follows shows any other lock that still holds.
+      setLocks((shown) => shown?.filter((lock) => lock.email !== email) ?? null);
+      setNotice(`${email} is unlocked and can sign in again.`);
+      reload();
+      onUnlocked();
+    } catch (failure) {
+      if (isApiError(failure, 'UNAUTHENTICATED')) onSignedOut(describeError(failure));
+      else setError(`Unlocking ${email} failed. ${describeError(failure)}`);
+    } finally {
+      setUnlocking(null);
+    }
+  };
+
+  return { locks, loading, unlocking, notice, error, reload, unlock };
+}

@@ -1,88 +1,24 @@
 // The portal in a real browser (Debian's Chromium via playwright-core): sign in, reassign, and the limits as people see them.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
+import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it, type TestContext } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { buildApp } from '../../src/app.ts';
 import { ApiClient, MemoryCookieJar } from '../../src/client/index.ts';
-import { systemClock } from '../../src/clock.ts';
 import { portalPlugin } from '../../src/http/plugins/portal.ts';
 import { ensurePortalBuilt } from '../../web/build.ts';
 import { DEMO_PASSWORD, testConfig } from '../helpers/app.ts';
+import { CHROMIUM, openBrowser, skipWithoutChromium, startPortal, submitLogin } from '../helpers/browser.ts';
 import { closeTestDatabases, testDatabase } from '../helpers/database.ts';
-import { servicesRequired } from '../helpers/services.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ALICE = 'alice@example.com';
 const BOB = { id: 2, name: 'Bob Nguyen' };
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
-
-/** Skip without Chromium, unless CI requires it (REQUIRE_SERVICES=1): then the tests fail. */
-function skipWithoutChromium(): string | false {
-  if (existsSync(CHROMIUM) || servicesRequired) return false;
-  const message = `Chromium is not installed at ${CHROMIUM} (apt-get install chromium)`;
-  console.log(`# skipped: ${message}; set REQUIRE_SERVICES=1 to make this a failure`);
-  return message;
-}
-
-/**
- * The real app on a free port, on the real clock: the countdowns here are waited out for real,
- * because the browser's timers cannot be moved together with a fake server clock.
- */
-async function startPortal(t: TestContext, env: Record<string, string> = {}): Promise<string> {
-  const database = await testDatabase('embedded');
-  await database.reset();
-  const app = await buildApp(testConfig(env), { clock: systemClock, database: database.db });
-  t.after(() => app.close());
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-}
-
-/** A headless Chromium with a fresh profile; collects script errors and CSP violations to assert on. */
-async function openBrowser(t: TestContext, viewport = { width: 1024, height: 700 }) {
-  const profile = await mkdtemp(join(tmpdir(), 'portal-e2e-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-    ],
-  });
-  t.after(async () => {
-    await context.close();
-    await rm(profile, { recursive: true, force: true });
-  });
-  const page = context.pages()[0] ?? (await context.newPage());
-  page.setDefaultTimeout(10_000);
-  const problems: string[] = [];
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('console', (message) => {
-    // A 401 or 429 is logged by the browser as a failed resource; those are expected here.
-    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
-      problems.push(`console: ${message.text()}`);
-  });
-  t.after(() => assert.deepEqual(problems, [], 'no script errors or CSP violations'));
-  return page;
-}
-
-async function submitLogin(page: Page, email: string, password: string): Promise<void> {
-  await page.getByLabel('Email').fill(email);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-}
 
 async function signIn(page: Page, base: string): Promise<void> {
   await page.goto(`${base}/`);

@@ -2,6 +2,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type autocannon from 'autocannon';
+import { measureCapacity } from './capacity.ts';
 import { measureFootprint } from './footprint.ts';
 import {
   type BenchTarget,
@@ -53,10 +54,11 @@ const results: Results = {
   bulk: null,
   memory: null,
   footprint: null,
+  capacity: null,
   notes: [],
 };
 
-const needsRedis = wants('throughput') || wants('refusal') || wants('redis-trips');
+const needsRedis = wants('throughput') || wants('refusal') || wants('redis-trips') || wants('capacity');
 const redis = needsRedis ? await openBenchRedis(options.redisUrl, machine.pinning?.load ?? null) : null;
 results.redis = redis ? { private: redis.private } : null;
 if (needsRedis && !redis) results.notes.push('No Redis answered: the Redis targets were left out.');
@@ -87,6 +89,10 @@ try {
   if (wants('memory')) {
     log(`memory per key: ${options.memoryKeys} keys per store`);
     results.memory = measureAll(options.memoryKeys, serverCore);
+  }
+  if (wants('capacity') && redis) {
+    log('capacity: Redis CPU per decision and memory per key, each control at its default budget');
+    results.capacity = await measureCapacity(redis.url);
   }
   if (wants('footprint')) {
     log('footprint: time to /readyz and RSS of npm start, embedded and on PostgreSQL');

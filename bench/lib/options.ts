@@ -5,7 +5,15 @@ const int = (name: string, fallback: number): number => {
   return Number.isFinite(value) && value > 0 ? Math.floor(value) : fallback;
 };
 
-export const PHASES = ['throughput', 'refusal', 'redis-trips', 'bulk', 'memory', 'footprint'] as const;
+export const PHASES = [
+  'throughput',
+  'refusal',
+  'redis-trips',
+  'bulk',
+  'memory',
+  'footprint',
+  'capacity',
+] as const;
 export type Phase = (typeof PHASES)[number];
 
 const only = (process.env.BENCH_ONLY ?? '').split(',').filter(Boolean);

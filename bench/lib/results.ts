@@ -1,4 +1,5 @@
 // The shape of a run's results (the JSON file) and the issue's targets checked against them.
+import type { CapacityRow } from '../capacity.ts';
 import type { FootprintRow } from '../footprint.ts';
 import type { MemoryResult } from '../memory-per-key.ts';
 import type { Machine } from './machine.ts';
@@ -21,6 +22,8 @@ export interface Results {
   memory: MemoryResult[] | null;
   /** Time to /readyz and RSS of `npm start`, embedded and on PostgreSQL. */
   footprint: FootprintRow[] | null;
+  /** Redis CPU and memory per decision and key, for each control at its default budget. */
+  capacity: CapacityRow[] | null;
   readonly notes: string[];
 }
 

@@ -1,6 +1,6 @@
-// Schema validators: strict for bodies (no coercion, no silently dropped fields), coercing for the URL.
+// Schema validators: strict for bodies, coercing for the URL, and only values the database can take.
 
-import { Ajv } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
 
 const common = {
@@ -16,5 +16,87 @@ const bodyAjv = new Ajv({ ...common, coerceTypes: false });
 const urlAjv = new Ajv({ ...common, coerceTypes: true });
 for (const ajv of [bodyAjv, urlAjv]) ajv.addKeyword({ keyword: 'example' });
 
-export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
-  (httpPart === 'body' ? bodyAjv : urlAjv).compile(schema as object);
+type Validator = ((data: unknown, context?: object) => boolean) & {
+  errors?: ErrorObject[] | null;
+  schemaEnv?: unknown;
+};
+
+/**
+ * Compiles a request schema (body, querystring, params, headers) into a validator that also
+ * refuses, wherever they sit, what JavaScript accepts and PostgreSQL does not:
+ *
+ * - non-finite numbers. Ajv coerces the text `Infinity` or `1e400` to `Infinity`, calls it an
+ *   integer, and skips `minimum`/`maximum` for it; JSON.parse makes `1e400` Infinity too.
+ * - strings with U+0000 or a lone surrogate, which a PostgreSQL text parameter refuses (a 500
+ *   from the database, or a login that tells a refused byte from a wrong password).
+ *
+ * A schema whose numbers are unbounded is refused at registration: every number a client sends is
+ * an id or a count, and each must say its range (PostgreSQL's `integer` for ids).
+ */
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart, url, method }) => {
+  const unbounded = unboundedNumbers(schema, '');
+  if (unbounded.length > 0) {
+    throw new Error(
+      `${method} ${url}: ${httpPart} numbers need a minimum and a maximum (${unbounded.join(', ')})`,
+    );
+  }
+  const validate = (httpPart === 'body' ? bodyAjv : urlAjv).compile(schema as object) as ValidateFunction;
+  const checked: Validator = (data, context) => {
+    if (!validate(data, context as Parameters<ValidateFunction>[1])) {
+      checked.errors = validate.errors ?? null;
+      return false;
+    }
+    const unsafe = unsafeValue(data);
+    checked.errors = unsafe ? [unsafe] : null;
+    return unsafe === null;
+  };
+  // Fastify hands Ajv-compiled validators the request as parent, so that a root value can be coerced.
+  checked.schemaEnv = validate.schemaEnv;
+  return checked;
+};
+
+/** U+0000, or a surrogate that is not half of a pair (the `u` flag reads pairs as one code point). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is the character to find.
+const UNSTORABLE = /[\u0000\p{Cs}]/u;
+
+/** The first value in `data` that must not reach SQL, as an Ajv error; null when there is none. */
+export function unsafeValue(data: unknown): ErrorObject | null {
+  // Iterative: the data passed its schema, but a schema may still allow free-form nesting.
+  const pending: [unknown, string][] = [[data, '']];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [value, path] = next;
+    if (typeof value === 'number' && !Number.isFinite(value)) {
+      return problem(path, 'finite', 'must be a finite number');
+    }
+    if (typeof value === 'string') {
+      if (UNSTORABLE.test(value))
+        return problem(path, 'storable', 'must not contain U+0000 or a lone surrogate');
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [key, child] of Object.entries(value)) {
+        pending.push([key, path]);
+        pending.push([child, `${path}/${key}`]);
+      }
+    }
+  }
+  return null;
+}
+
+function problem(instancePath: string, keyword: string, message: string): ErrorObject {
+  return { instancePath, schemaPath: '#', keyword, params: {}, message };
+}
+
+/** JSON pointers of the `integer`/`number` schemas in `schema` that lack a minimum or a maximum. */
+function unboundedNumbers(schema: unknown, pointer: string): string[] {
+  if (typeof schema !== 'object' || schema === null) return [];
+  const node = schema as Record<string, unknown>;
+  const types = ([] as unknown[]).concat(node.type ?? []);
+  const numeric = types.includes('integer') || types.includes('number');
+  const own =
+    numeric && (typeof node.minimum !== 'number' || typeof node.maximum !== 'number') ? [pointer || '/'] : [];
+  const nested = Object.entries(node).flatMap(([key, child]) =>
+    key === 'enum' || key === 'const' || key === 'default' || key === 'examples'
+      ? []
+      : unboundedNumbers(child, `${pointer}/${key}`),
+  );
+  return [...own, ...nested];
+}

@@ -60,6 +60,7 @@ describe('GET /docs/json', () => {
       'PATCH /api/employee/tasks/bulk',
       'GET /api/rate-limits',
       'POST /api/admin/login-locks/reset',
+      'GET /api/admin/security-events',
     ];
     for (const route of contract) assert.ok(routes.includes(route), `${route} is documented`);
     assert.deepEqual(routes.filter((route) => route.includes(' /api')).sort(), [...contract].sort());

@@ -19,7 +19,7 @@ import { seedDemo } from './db/seed.ts';
 import { authorizationPlugin } from './http/plugins/authorization.ts';
 import { csrfPlugin } from './http/plugins/csrf.ts';
 import { registerDocs } from './http/plugins/docs.ts';
-import { frameworkErrors, registerErrorHandlers } from './http/plugins/error-handler.ts';
+import { clientErrorHandler, frameworkErrors, registerErrorHandlers } from './http/plugins/error-handler.ts';
 import { metricsPlugin } from './http/plugins/metrics.ts';
 import { portalPlugin } from './http/plugins/portal.ts';
 import { rateLimitPlugin } from './http/plugins/rate-limit.ts';
@@ -105,6 +105,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     genReqId: () => randomUUID(),
     return503OnClosing: true,
     frameworkErrors,
+    clientErrorHandler,
   });
   app.decorate('services', services);
   app.decorate('seededDemo', seeded);

@@ -1,7 +1,10 @@
-// Turns every failure into `{code, message}` with the status of its code; 5xx never show internals.
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, type ErrorCode, errorBody } from '../../errors.ts';
+// Turns every failure, from Node's parser to a route, into `{code, message}`; 5xx never show internals.
+import { type ServerResponse, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, ERRORS, type ErrorCode, errorBody } from '../../errors.ts';
 import { StoreUnavailableError } from '../../rate-limit/stores/store.ts';
+import { securityHeaders } from './security-headers.ts';
 
 /** Fastify's own error codes, mapped to ours. */
 const FASTIFY_CODES: Readonly<Record<string, ErrorCode>> = {
@@ -56,10 +59,79 @@ export function toApiError(error: FastifyError, request: FastifyRequest): ApiErr
 export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const clientFault = error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH';
   if (!clientFault) request.log.error({ err: error }, 'request failed before routing');
+  // Answered before routing, so no onSend hook adds the security headers: they are set here.
   reply
     .code(clientFault ? 400 : 500)
-    .header('cache-control', 'no-store')
+    .headers(securityHeaders(request.url))
     .send(errorBody(clientFault ? 'VALIDATION_ERROR' : 'INTERNAL_ERROR'));
+}
+
+/** How long a refused connection may go on sending before it is cut. */
+const LINGER_MS = 5_000;
+/** Sockets already answered: llhttp reports its error again for every later chunk. */
+const answered = new WeakSet<Socket>();
+
+/** Node's parser errors as ours (Node's own mapping, in our shape). */
+function parserErrorCode(error: ConnectionError): ErrorCode {
+  switch (error.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return 'HEADERS_TOO_LARGE';
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return 'REQUEST_TIMEOUT';
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return 'PAYLOAD_TOO_LARGE';
+    default:
+      return 'BAD_REQUEST';
+  }
+}
+
+/**
+ * Answers a request Node's parser refused (headers over 16 KiB, a malformed request line, a
+ * timeout) in our shape, with the security headers and `Connection: close`, then closes the
+ * connection gracefully. Fastify's default writes neither and destroys the socket at once, so a
+ * keep-alive client reuses a connection it believes open and meets a reset on its next request;
+ * and destroying a socket with unread bytes makes the kernel reset it, the answer with it. Here
+ * the answer is followed by a FIN, what the client still sends is read and dropped, and only a
+ * client that keeps the connection open past LINGER_MS is cut.
+ */
+export function clientErrorHandler(this: FastifyInstance, error: ConnectionError, socket: Socket): void {
+  if (answered.has(socket)) return;
+  answered.add(socket);
+  if (error.code === 'ECONNRESET' || error.code === 'EPIPE' || socket.destroyed || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  this.log.debug({ err: error }, 'request refused by the HTTP parser');
+  const linger = setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  socket.once('close', () => clearTimeout(linger));
+  // A pipelined request failed while the one before it is still being answered: that answer goes
+  // first and ours after it, never interleaved with it.
+  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (inFlight && !inFlight.writableFinished) {
+    inFlight.once('finish', () => answer(socket, parserErrorCode(error)));
+    inFlight.once('close', () => {
+      if (!inFlight.writableFinished) socket.destroy();
+    });
+    return;
+  }
+  answer(socket, parserErrorCode(error));
+}
+
+function answer(socket: Socket, code: ErrorCode): void {
+  if (socket.destroyed || !socket.writable) return;
+  const status = ERRORS[code].status;
+  const body = JSON.stringify(errorBody(code));
+  const headers = {
+    ...securityHeaders('/api/'),
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(body)),
+    date: new Date().toUTCString(),
+    connection: 'close',
+  };
+  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head.join('')}\r\n${body}`);
+  // Keep reading (and dropping) until the client closes: unread bytes would turn the close into a reset.
+  socket.resume();
 }
 
 export function registerErrorHandlers(app: FastifyInstance): void {

@@ -4,16 +4,27 @@ import fp from 'fastify-plugin';
 const CSP =
   "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
+/**
+ * The security headers of an answer to `url`. One source for the onSend hook and for the answers
+ * written before any hook can run (a URL that cannot be decoded, a request Node's parser refused).
+ */
+export function securityHeaders(url: string): Record<string, string> {
+  const headers: Record<string, string> = {
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'no-referrer',
+  };
+  if (url.startsWith('/api/')) headers['cache-control'] = 'no-store';
+  else if (!url.startsWith('/docs')) headers['content-security-policy'] = CSP;
+  return headers;
+}
+
 export const securityHeadersPlugin = fp(
   async (app) => {
     app.addHook('onSend', (request, reply, payload, done) => {
-      reply.header('x-content-type-options', 'nosniff');
-      reply.header('x-frame-options', 'DENY');
-      reply.header('referrer-policy', 'no-referrer');
-      if (request.url.startsWith('/api/')) {
-        if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
-      } else if (!request.url.startsWith('/docs')) {
-        reply.header('content-security-policy', CSP);
+      for (const [name, value] of Object.entries(securityHeaders(request.url))) {
+        // A route's own caching decision (a 429's no-store, a static file's) stands.
+        if (name !== 'cache-control' || !reply.hasHeader(name)) reply.header(name, value);
       }
       done(null, payload);
     });

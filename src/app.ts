@@ -6,7 +6,7 @@ import pino from 'pino';
 import { PasswordChecker } from './auth/passwords.ts';
 import { SecurityEventLog } from './auth/security-event-log.ts';
 import { schedulePurge } from './auth/security-event-retention.ts';
-import { SessionService } from './auth/sessions.ts';
+import { SESSION_PURGE_INTERVAL_MS, SessionService } from './auth/sessions.ts';
 import { type Clock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
@@ -117,7 +117,13 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     () => services.securityEvents.purgeExpired(),
     (error) => app.log.error({ err: error }, 'security event purge failed'),
   );
+  const sessionPurge = schedulePurge(
+    () => services.sessions.purgeExpired(),
+    (error) => app.log.error({ err: error }, 'session purge failed'),
+    SESSION_PURGE_INTERVAL_MS,
+  );
   app.addHook('onClose', async () => {
+    await sessionPurge.stop();
     await securityEventPurge.stop();
     await services.securityEvents.flush();
     await stack.close();

@@ -21,6 +21,9 @@ interface CacheEntry {
 
 const CACHE_MAX_ENTRIES = 50_000;
 
+/** How often expired sessions are deleted: a table that only grows would slow every lookup. */
+export const SESSION_PURGE_INTERVAL_MS = 15 * 60 * 1000;
+
 export interface ResolvedSession {
   readonly user: User;
   /** The random session id (not the cookie's signature), to which the CSRF token is bound. */
@@ -79,6 +82,11 @@ export class SessionService {
     this.loading.delete(cookie);
     const sessionId = this.verify(cookie);
     if (sessionId !== null) await this.repository.delete(digest(sessionId));
+  }
+
+  /** Deletes the sessions expired by the clock's now; returns how many. */
+  purgeExpired(): Promise<number> {
+    return this.repository.deleteExpired(new Date(this.options.clock.now()));
   }
 
   private async load(cookie: string, sessionId: string): Promise<ResolvedSession | null> {

@@ -39,10 +39,21 @@ export class SessionsRepository {
     await this.db.query('DELETE FROM sessions WHERE id_hash = $1', [idHash]);
   }
 
-  async deleteExpired(now: Date): Promise<number> {
-    const rows = await this.db.query('DELETE FROM sessions WHERE expires_at <= $1 RETURNING 1', [
-      now.toISOString(),
-    ]);
-    return rows.length;
+  /**
+   * Deletes the sessions expired at `now`, `batchSize` rows per statement so that a large backlog
+   * never holds one long transaction; returns how many went. Idempotent: instances may race on it.
+   */
+  async deleteExpired(now: Date, batchSize = 5000): Promise<number> {
+    let deleted = 0;
+    for (;;) {
+      const rows = await this.db.query(
+        `DELETE FROM sessions WHERE id_hash IN (
+           SELECT id_hash FROM sessions WHERE expires_at <= $1 LIMIT $2
+         ) RETURNING 1`,
+        [now.toISOString(), batchSize],
+      );
+      deleted += rows.length;
+      if (rows.length < batchSize) return deleted;
+    }
   }
 }

@@ -5,20 +5,24 @@ import { BUCKETS, RING, type WindowShape } from '../sliding-window.ts';
 import { StoreUnavailableError } from './store.ts';
 
 /*
- * Every script touches exactly one key, the state of one (rule, key) pair, stored as one string of
- * comma-separated numbers so that a decision is GET + compute + SET inside one script:
+ * Every script touches exactly one key, the state of one (rule, key) pair, stored as one binary
+ * string (Redis's bundled `struct` library) so that a decision is GET + compute + SET inside one
+ * script, with one C call to read the state and one to write it (no text to split, parse or format):
  *
- * - log: the finite admission times (up to `limit`; a missing entry is a free slot, -Infinity in
- *   sliding-window.ts). Decisions only depend on the multiset of times, so order does not matter.
- * - buckets: the head (newest bucket written), then the RING counters, ring position = bucket mod RING.
+ * - log: little-endian doubles: `since`, then the finite admission times (up to `limit`; a missing
+ *   entry is a free slot, -Infinity in sliding-window.ts). Decisions only depend on the multiset of
+ *   times, so order does not matter.
+ * - buckets: doubles `since` and the head (newest bucket written), then the RING counters (ring
+ *   position = bucket mod RING) as unsigned integers of 1, 2 or 4 bytes, the narrowest that holds
+ *   the limit (a counter never exceeds it; limits are below 10^9).
  *
- * Both start with `since`, the time the key's state began (see release).
+ * `since` is the time the key's state began (see release). Doubles hold every time exactly, so a
+ * stored time reads back as the same number.
  *
  * Common ARGV: kind ('log' | 'buckets'), limit, windowMs, bucketMs. Times are whole milliseconds.
- * `%.17g` prints every double exactly, so a stored time reads back as the same number.
  */
 /** Part of every key: a deployment whose code stores another layout must not read this one. */
-export const LAYOUT_VERSION = `v2.${BUCKETS}`;
+export const LAYOUT_VERSION = `v3.${BUCKETS}`;
 
 const COMMON = `
 local kind = ARGV[1]
@@ -33,34 +37,27 @@ local function ringSlot(b)
   return b % RING + 1
 end
 
--- A key's string: since, then the numbers of its shape. since is when the state began (the
--- first admission while the key was absent); a token older than that belongs to a reset or expired
--- past, and release ignores it (memory-store.ts keeps the same per slot).
-local function load(key)
-  local raw = redis.call('GET', key)
-  if not raw then return nil end
-  local numbers = {}
-  for part in string.gmatch(raw, '[^,]+') do numbers[#numbers + 1] = tonumber(part) end
-  return numbers
-end
-
-local function save(key, numbers, ttl)
-  local parts = {}
-  for i = 1, #numbers do parts[i] = string.format('%.17g', numbers[i]) end
+-- since is when the state began (the first admission while the key was absent); a token older
+-- than that belongs to a reset or expired past, and release ignores it (memory-store.ts keeps the
+-- same per slot).
+local function save(key, value, ttl)
   if ttl then
-    redis.call('SET', key, table.concat(parts, ','), 'PX', ttl)
+    redis.call('SET', key, value, 'PX', ttl)
   else
-    redis.call('SET', key, table.concat(parts, ','), 'KEEPTTL')
+    redis.call('SET', key, value, 'KEEPTTL')
   end
 end
 
--- log: since, then the finite admission times.
+-- log: since, then the finite admission times, all doubles.
 local function loadLog(key)
-  local numbers = load(key)
+  local raw = redis.call('GET', key)
   local state = { since = nil, times = {} }
-  if numbers then
+  if raw then
+    local n = math.min(math.floor(#raw / 8), limit + 1)
+    -- unpack's last value is the position after the data: ignored (indexes stop at n).
+    local numbers = { struct.unpack('<' .. string.rep('d', n), raw) }
     state.since = numbers[1]
-    for i = 2, math.min(#numbers, limit + 1) do state.times[i - 1] = numbers[i] end
+    for i = 2, n do state.times[i - 1] = numbers[i] end
   end
   for i = #state.times + 1, limit do state.times[i] = NEG_INF end
   return state
@@ -71,26 +68,29 @@ local function saveLog(key, state, ttl)
   for i = 1, limit do
     if state.times[i] ~= NEG_INF then numbers[#numbers + 1] = state.times[i] end
   end
-  save(key, numbers, ttl)
+  save(key, struct.pack('<' .. string.rep('d', #numbers), unpack(numbers)), ttl)
 end
 
--- buckets: since, the head, then the RING counters.
+-- buckets: since and the head (doubles), then the RING counters (the narrowest unsigned width).
+local COUNTER = limit < 256 and 'I1' or (limit < 65536 and 'I2' or 'I4')
+local BUCKETS_FORMAT = '<dd' .. string.rep(COUNTER, RING)
+
 local function loadBuckets(key)
-  local numbers = load(key)
+  local raw = redis.call('GET', key)
   local state = { since = nil, head = NEG_INF, counts = {} }
-  for i = 1, RING do state.counts[i] = 0 end
-  if numbers then
+  if raw then
+    local numbers = { struct.unpack(BUCKETS_FORMAT, raw) }
     state.since = numbers[1]
     state.head = numbers[2]
-    for i = 1, RING do state.counts[i] = numbers[i + 2] or 0 end
+    for i = 1, RING do state.counts[i] = numbers[i + 2] end
+  else
+    for i = 1, RING do state.counts[i] = 0 end
   end
   return state
 end
 
 local function saveBuckets(key, state, ttl)
-  local numbers = { state.since, state.head }
-  for i = 1, RING do numbers[i + 2] = state.counts[i] end
-  save(key, numbers, ttl)
+  save(key, struct.pack(BUCKETS_FORMAT, state.since, state.head, unpack(state.counts, 1, RING)), ttl)
 end
 `;
 

@@ -25,6 +25,7 @@ import { portalPlugin } from './http/plugins/portal.ts';
 import { rateLimitPlugin } from './http/plugins/rate-limit.ts';
 import { securityHeadersPlugin } from './http/plugins/security-headers.ts';
 import { sessionPlugin } from './http/plugins/session.ts';
+import { RequestLogController } from './http/request-log.ts';
 import { authRoutes } from './http/routes/auth.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { rateLimitRoutes } from './http/routes/rate-limits.ts';
@@ -67,9 +68,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   });
   const sessionsRepository = new SessionsRepository(db);
   // One logger for the app and the store stack, which is built first (its readiness is a service).
-  const logger: FastifyBaseLogger = pino(
-    loggerOptions({ level: config.logLevel, production: config.env === 'production' }),
-  );
+  const logger = pino(loggerOptions({ level: config.logLevel, production: config.env === 'production' }));
   const storeOptions = { redis: config.redis, failureMode: config.rateLimits.storeFailure };
   const stack = options.store ?? (await createStore(storeOptions, clock, logger));
   const services: Services = {
@@ -98,7 +97,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   };
 
   const app = Fastify({
-    loggerInstance: logger,
+    loggerInstance: logger as FastifyBaseLogger,
+    logController: new RequestLogController(logger),
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: fastifyTrustProxy(config),
     requestIdHeader: 'x-request-id',

@@ -104,20 +104,37 @@ export function clientErrorHandler(this: FastifyInstance, error: ConnectionError
   this.log.debug({ err: error }, 'request refused by the HTTP parser');
   const linger = setTimeout(() => socket.destroy(), LINGER_MS).unref();
   socket.once('close', () => clearTimeout(linger));
-  // A pipelined request failed while the one before it is still being answered: that answer goes
-  // first and ours after it, never interleaved with it.
   const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-  if (inFlight && !inFlight.writableFinished) {
-    inFlight.once('finish', () => answer(socket, parserErrorCode(error)));
+  const head = refusedHead(error);
+  // A pipelined request failed while the one before it is still being answered: that answer goes
+  // first and ours after it, never interleaved with it. (A request whose own body failed to parse,
+  // a bad chunk size, is answered at once: its route waits for a body that will never come.)
+  const ownBodyFailed = inFlight?.req?.complete === false && !inFlight.headersSent;
+  if (inFlight && !inFlight.writableFinished && !ownBodyFailed) {
+    inFlight.once('finish', () => answer(socket, parserErrorCode(error), head));
     inFlight.once('close', () => {
       if (!inFlight.writableFinished) socket.destroy();
     });
     return;
   }
-  answer(socket, parserErrorCode(error));
+  answer(socket, parserErrorCode(error), head);
 }
 
-function answer(socket: Socket, code: ErrorCode): void {
+/**
+ * Whether the refused request is a HEAD, whose answer has no body (a client would read ours as
+ * the start of a next answer). Read from the bytes the parser failed on, where the failed
+ * request starts after the last complete header block; a request line in an earlier packet
+ * (headers over 16 KiB sent in pieces) is not seen, and gets a body.
+ */
+function refusedHead(error: ConnectionError): boolean {
+  const packet: unknown = error.rawPacket;
+  if (!Buffer.isBuffer(packet)) return false;
+  const parsed = packet.toString('latin1', 0, Math.min(packet.length, error.bytesParsed ?? packet.length));
+  const start = parsed.lastIndexOf('\r\n\r\n');
+  return parsed.startsWith('HEAD ', start < 0 ? 0 : start + 4);
+}
+
+function answer(socket: Socket, code: ErrorCode, head: boolean): void {
   if (socket.destroyed || !socket.writable) return;
   const status = ERRORS[code].status;
   const body = JSON.stringify(errorBody(code));
@@ -128,8 +145,8 @@ function answer(socket: Socket, code: ErrorCode): void {
     date: new Date().toUTCString(),
     connection: 'close',
   };
-  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head.join('')}\r\n${body}`);
+  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines.join('')}\r\n${head ? '' : body}`);
   // Keep reading (and dropping) until the client closes: unread bytes would turn the close into a reset.
   socket.resume();
 }

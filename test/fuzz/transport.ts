@@ -101,7 +101,7 @@ export function sendRaw(
 ): Promise<RawOutcome> {
   return new Promise((resolve) => {
     const socket = net.connect({ host: target.host, port: target.port, localAddress: target.localAddress });
-    let buffer = Buffer.alloc(0);
+    let buffer: Buffer = Buffer.alloc(0);
     const answers: Answer[] = [];
     let idle: NodeJS.Timeout | undefined;
     let settled = false;

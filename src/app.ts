@@ -1,7 +1,8 @@
 // Builds the application: services, then plugins → routes → error and 404 handlers.
 import { randomUUID } from 'node:crypto';
 import cookie from '@fastify/cookie';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
 import pino from 'pino';
 import { PasswordChecker } from './auth/passwords.ts';
 import { SecurityEventLog } from './auth/security-event-log.ts';
@@ -45,6 +46,11 @@ export interface AppOptions {
   readonly database?: Database;
   /** A store stack to use (and close); by default createStore builds one from the config. */
   readonly store?: StoreStack;
+  /**
+   * Bench only (bench/targets/ours.ts): `off` leaves the rate-limit policy out (no decision, no
+   * headers) so that the bench can price the policy; never set by the service or its config.
+   */
+  readonly rateLimitPolicy?: 'on' | 'off';
 }
 
 declare module 'fastify' {
@@ -133,11 +139,13 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(cookie);
   await app.register(securityHeadersPlugin);
   await app.register(sessionPlugin, { sessions: services.sessions });
-  await app.register(rateLimitPlugin, {
-    engine: services.rateLimit,
-    trustProxy: config.trustProxy,
-    ipv6Prefix: config.rateLimits.ipv6Prefix,
-  });
+  if (options.rateLimitPolicy === 'off') await app.register(withoutRateLimitPolicy(services));
+  else
+    await app.register(rateLimitPlugin, {
+      engine: services.rateLimit,
+      trustProxy: config.trustProxy,
+      ipv6Prefix: config.rateLimits.ipv6Prefix,
+    });
   await app.register(metricsPlugin, { stack });
   await app.register(csrfPlugin, { secret: config.sessionSecret });
   await app.register(authorizationPlugin);
@@ -149,6 +157,18 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     await app.register(routes, { services });
   await app.register(portalPlugin);
   return app;
+}
+
+/** Stands in for the rate-limit plugin when the bench prices the policy: its decorations, no hooks. */
+function withoutRateLimitPolicy(services: Services) {
+  return fp(
+    async (app) => {
+      app.decorate('rateLimit', services.rateLimit);
+      app.decorateRequest('caller', null as unknown as FastifyRequest['caller']);
+      app.decorateRequest('rateLimitRefusal', null);
+    },
+    { name: 'rate-limit', dependencies: ['session'] },
+  );
 }
 
 /** Fastify's own view of proxies (request.protocol, request.ip in logs) follows TRUST_PROXY too. */

@@ -17,7 +17,7 @@ import {
 import { measure, type RunSettings, sendExactly } from './lib/load.ts';
 import { describeMachine, pinProcess } from './lib/machine.ts';
 import { renderResults, writeBenchmarksMd } from './lib/markdown.ts';
-import { options, PHASES } from './lib/options.ts';
+import { options, PHASES, QUICK_TARGETS } from './lib/options.ts';
 import { openBenchSchema } from './lib/postgres.ts';
 import { countRedisWork, openBenchRedis } from './lib/redis.ts';
 import type { TripRow } from './lib/report.ts';
@@ -58,7 +58,8 @@ const results: Results = {
   notes: [],
 };
 
-const needsRedis = wants('throughput') || wants('refusal') || wants('redis-trips') || wants('capacity');
+const needsRedis =
+  !options.quick && (wants('throughput') || wants('refusal') || wants('redis-trips') || wants('capacity'));
 const redis = needsRedis ? await openBenchRedis(options.redisUrl, machine.pinning?.load ?? null) : null;
 results.redis = redis ? { private: redis.private } : null;
 if (needsRedis && !redis) results.notes.push('No Redis answered: the Redis targets were left out.');
@@ -73,8 +74,11 @@ const settings: RunSettings = {
 
 try {
   if (wants('throughput') || wants('redis-trips')) {
-    const targets = comparisonTargets(NEVER_REFUSES, options.users, redis?.url ?? null, true);
-    await withTargets(selected(targets, options.targets), async (running) => {
+    const all = comparisonTargets(NEVER_REFUSES, options.users, redis?.url ?? null, true);
+    const targets = options.quick
+      ? all.filter((t) => (QUICK_TARGETS as readonly string[]).includes(t.name))
+      : selected(all, options.targets);
+    await withTargets(targets, async (running) => {
       if (wants('throughput')) results.throughput = await interleave(running, settings);
       if (wants('redis-trips') && redis) results.redisTrips = await countTrips(running, redis.url);
     });
@@ -112,12 +116,13 @@ try {
 
 const section = renderResults(results);
 console.log(section);
+if (options.quick) console.log(`\n${quickVerdict(results)}`);
 const stamp = results.date.slice(0, 16).replace(/:/g, '');
 const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
 mkdirSync(resultsDir, { recursive: true });
 writeFileSync(`${resultsDir}${stamp}.json`, `${JSON.stringify(results, null, 2)}\n`);
 // A partial run (some phases or targets only) does not replace the published table.
-const complete = options.phases.length === PHASES.length && options.targets.length === 0;
+const complete = options.phases.length === PHASES.length && options.targets.length === 0 && !options.quick;
 if (complete || process.env.BENCH_WRITE_MD === '1') writeBenchmarksMd(section);
 log(`results: bench/results/${stamp}.json${complete ? ', BENCHMARKS.md updated' : ''}`);
 // Stray keep-alive sockets of the load generator must not keep the driver waiting.
@@ -170,16 +175,17 @@ async function interleave(running: Running[], runSettings: RunSettings): Promise
   return running.map((r, i) => summarise(r.target, samples[i]!));
 }
 
-/** Redis commands per decision for each Redis-backed target, after a short warm-up (scripts loaded). */
+/** Redis commands and round trips per decision for each Redis-backed target, after a short warm-up (scripts loaded). */
 async function countTrips(running: Running[], url: string): Promise<TripRow[]> {
   const rows: TripRow[] = [];
   for (const r of running.filter((x) => x.target.store === 'redis')) {
     await sendExactly(r.process, r.requests, 200, 10);
+    // Under load: as many connections as the throughput runs, so decisions meet in one turn.
     const count = await countRedisWork(url, options.tripRequests, async () => {
-      await sendExactly(r.process, r.requests, options.tripRequests, 10);
+      await sendExactly(r.process, r.requests, options.tripRequests, options.connections);
     });
     log(
-      `redis ${r.target.name}: ${count.roundTrips.toFixed(2)} round trips, ${count.commands.toFixed(2)} commands`,
+      `redis ${r.target.name}: ${count.sent.toFixed(2)} commands sent, ${count.roundTrips.toFixed(2)} round trips, ${count.commands.toFixed(2)} commands run`,
     );
     rows.push({ name: r.target.name, label: r.target.label, ...count });
   }
@@ -214,6 +220,19 @@ async function bulk(): Promise<Row[] | null> {
     await schema?.drop();
   }
   return rows;
+}
+
+/** The regression guard's line: ours ÷ Fastify by CPU per request, with and without request logs. */
+function quickVerdict(run: Results): string {
+  const cpu = (name: string) => run.throughput?.find((r) => r.name === name)?.cpuMicrosPerRequest;
+  const bare = cpu('fastify-bare');
+  const lines = ['ours-memory', 'ours-memory-quiet'].map((name) => {
+    const ours = cpu(name);
+    return ours && bare
+      ? `${name}: ${(ours / bare).toFixed(2)}× Fastify (${ours.toFixed(1)} µs vs ${bare.toFixed(1)} µs CPU per request)`
+      : `${name}: not measured`;
+  });
+  return ['Quick check (target: ours · memory ≤ 1.25× Fastify):', ...lines].join('\n');
 }
 
 /** The command that reproduces this run: the bench's environment knobs, then npm run bench. */

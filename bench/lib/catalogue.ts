@@ -47,9 +47,17 @@ export interface OursOptions {
   readonly databaseUrl?: string | null;
   /** Environment on top (budgets). */
   readonly env?: Record<string, string>;
+  /** Bench only: the app without its rate-limit policy (no decision, no headers), to price the policy. */
+  readonly policyOff?: boolean;
 }
 
-/** Environment for our server: production mode, warn-level logs, a throwaway embedded database. */
+/** Request logs at warn: none per request, like the peers (which log nothing). */
+const QUIET = { LOG_LEVEL: 'warn' };
+
+/**
+ * Environment for our server: production defaults (request logs at the default level, info, one
+ * line per request), a throwaway embedded database. `env` can quieten the logs (LOG_LEVEL=warn).
+ */
 export function oursEnv(options: OursOptions): Record<string, string> {
   let dataDir = '';
   if (!options.databaseUrl) {
@@ -60,8 +68,6 @@ export function oursEnv(options: OursOptions): Record<string, string> {
     NODE_ENV: 'production',
     SESSION_SECRET,
     PASSWORD_HASH_COST: '64',
-    // Peers log nothing; at info level our server would also write two log lines per request.
-    LOG_LEVEL: 'warn',
     SEED_DEMO: 'true',
     DATA_DIR: dataDir || join(tmpdir(), 'tp-bench-unused'),
     DATABASE_URL: options.databaseUrl ?? '',
@@ -70,6 +76,7 @@ export function oursEnv(options: OursOptions): Record<string, string> {
     ...(SESSION_CACHE_TTL ? { SESSION_CACHE_TTL } : {}),
     BENCH_USERS: String(options.users),
     BENCH_EXPECT_STORE: options.redisUrl ? 'redis' : 'memory',
+    ...(options.policyOff ? { BENCH_POLICY_OFF: '1' } : {}),
     // A Redis failure must show as a 503, not as a quiet fallback to memory mid-measurement.
     RATE_LIMIT_STORE_FAILURE: 'closed',
     // The peers' clients have no command timeout; ours keeps one, long enough that a loaded
@@ -137,35 +144,31 @@ export function comparisonTargets(
       });
     }
   }
-  targets.push({
-    name: 'ours-memory',
-    file: 'ours',
-    label: 'ours · memory',
-    family: 'ours',
-    store: 'memory',
-    env: oursEnv({ users, env: authenticated }),
-  });
+  const ours = (name: string, label: string, store: StoreKind, options: Omit<OursOptions, 'users'>) =>
+    targets.push({ name, file: 'ours', label, family: 'ours', store, env: oursEnv({ users, ...options }) });
+  ours('ours-memory', 'ours · memory', 'memory', { env: authenticated });
   if (withUnlimited) {
+    ours('ours-memory-quiet', 'ours · memory, LOG_LEVEL=warn', 'memory', {
+      env: { ...authenticated, ...QUIET },
+    });
+    // The same stack without the rate-limit policy: what the policy itself costs (bench only).
+    ours('ours-memory-nopolicy', 'ours · memory, policy off', 'memory', {
+      env: authenticated,
+      policyOff: true,
+    });
     // Diagnostic: the same stack with the 2 s session cache of a fleet sharing PostgreSQL, to show
     // what the session reloads (one database query per user every 2 s) cost.
-    targets.push({
-      name: 'ours-memory-cache2s',
-      file: 'ours',
-      label: 'ours · memory, SESSION_CACHE_TTL=2s',
-      family: 'ours',
-      store: 'memory',
-      env: oursEnv({ users, env: { ...authenticated, SESSION_CACHE_TTL: '2s' } }),
+    ours('ours-memory-cache2s', 'ours · memory, SESSION_CACHE_TTL=2s', 'memory', {
+      env: { ...authenticated, SESSION_CACHE_TTL: '2s' },
     });
   }
   if (redisUrl && oursHasRedisStore) {
-    targets.push({
-      name: 'ours-redis',
-      file: 'ours',
-      label: 'ours · redis',
-      family: 'ours',
-      store: 'redis',
-      env: oursEnv({ users, redisUrl, env: authenticated }),
-    });
+    ours('ours-redis', 'ours · redis', 'redis', { redisUrl, env: authenticated });
+    if (withUnlimited)
+      ours('ours-redis-quiet', 'ours · redis, LOG_LEVEL=warn', 'redis', {
+        redisUrl,
+        env: { ...authenticated, ...QUIET },
+      });
   }
   return targets;
 }

@@ -27,12 +27,18 @@ export interface Measurement {
   readonly window: readonly [number, number];
 }
 
-/** Runs the same request list against the target: `warmup` seconds unrecorded, then `duration`. */
+/**
+ * Runs the same request list against the target: every request of the list once (so each user's
+ * first request, a session load for ours, is not part of the measurement: autocannon starts every
+ * connection at the top of the list, and a short warm-up would reach only its first users), then
+ * `warmup` seconds unrecorded, then `duration`.
+ */
 export async function measure(
   target: TargetProcess,
   requests: autocannon.Request[],
   settings: RunSettings,
 ): Promise<Measurement> {
+  await autocannon({ url: target.url, connections: 1, requests, amount: requests.length });
   const base = { url: target.url, connections: settings.connections, requests, pipelining: 1 };
   if (settings.warmup > 0) await autocannon({ ...base, duration: settings.warmup });
   const before = await target.stats();

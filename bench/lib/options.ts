@@ -18,13 +18,22 @@ export type Phase = (typeof PHASES)[number];
 
 const only = (process.env.BENCH_ONLY ?? '').split(',').filter(Boolean);
 
+/**
+ * BENCH_QUICK=1: the regression guard to run before and after a hot-path change (under 2 minutes):
+ * Fastify and ours on the memory store only, 2 rounds of 2 s + 5 s, printing ours ÷ Fastify.
+ */
+const quick = process.env.BENCH_QUICK === '1';
+/** The targets of a quick run, by exact name. */
+export const QUICK_TARGETS = ['fastify-bare', 'ours-memory', 'ours-memory-quiet'] as const;
+
 export const options = Object.freeze({
   /** Seconds of each measured run. */
-  duration: int('BENCH_DURATION', 10),
+  duration: int('BENCH_DURATION', quick ? 5 : 10),
   /** Seconds of load before each measured run (not recorded). */
-  warmup: int('BENCH_WARMUP', 3),
+  warmup: int('BENCH_WARMUP', quick ? 2 : 3),
   /** Interleaved rounds: every target once per round; medians are over rounds. */
-  rounds: int('BENCH_ROUNDS', 3),
+  rounds: int('BENCH_ROUNDS', quick ? 2 : 3),
+  quick,
   connections: int('BENCH_CONNECTIONS', 50),
   users: int('BENCH_USERS', 1000),
   /** Decisions over which Redis commands are counted. */
@@ -33,7 +42,11 @@ export const options = Object.freeze({
   memoryKeys: int('BENCH_MEMORY_KEYS', 1_000_000),
   /** Only targets whose name contains one of these (comma list), e.g. BENCH_TARGETS=raw,ours. */
   targets: (process.env.BENCH_TARGETS ?? '').split(',').filter(Boolean),
-  phases: (only.length > 0 ? PHASES.filter((p) => only.includes(p)) : [...PHASES]) as Phase[],
+  phases: (quick
+    ? ['throughput']
+    : only.length > 0
+      ? PHASES.filter((p) => only.includes(p))
+      : [...PHASES]) as Phase[],
   /** A Redis to use instead of starting a private redis-server (its INFO then includes others' traffic). */
   redisUrl: process.env.BENCH_REDIS_URL || null,
   databaseUrl: process.env.BENCH_DATABASE_URL || process.env.DATABASE_URL || 'postgres://127.0.0.1:5432/test',

@@ -68,6 +68,12 @@ export async function openBenchRedis(url: string | null, core: number | null): P
 
 export interface TripCount {
   /** Commands clients sent (MONITOR, script-internal commands excluded) per decision. */
+  readonly sent: number;
+  /**
+   * Socket reads Redis made per decision (INFO stats `total_reads_processed`): a client that
+   * sends the commands of one event-loop turn in one write costs one read for all of them, so
+   * under load this is below 1 per decision for a pipelining client and 1 for one that is not.
+   */
   readonly roundTrips: number;
   /** Commands Redis executed (INFO commandstats, script-internal included) per decision. */
   readonly commands: number;
@@ -78,8 +84,8 @@ export interface TripCount {
 /**
  * Counts what `decisions` requests cost Redis: every command a client sends is seen by MONITOR
  * (commands a script runs show as source `lua` and are left out), and INFO commandstats gives
- * everything executed. Pipelined commands would each count as a round trip; none of the stores
- * measured pipeline.
+ * everything executed, and INFO stats the socket reads it took to receive them (the round trips).
+ * MONITOR's own connection only receives, so it adds no reads.
  */
 export async function countRedisWork(
   url: string,
@@ -96,14 +102,27 @@ export async function countRedisWork(
     byCommand[name] = (byCommand[name] ?? 0) + 1;
   });
   const before = commandTotal(await admin.info('commandstats'));
+  const readsBefore = readsProcessed(await admin.info('stats'));
   await work();
+  const readsAfter = readsProcessed(await admin.info('stats'));
   await sleep(200); // MONITOR lines trail the replies a little
   const after = commandTotal(await admin.info('commandstats'));
   monitor.disconnect();
   admin.disconnect();
   const sent = Object.values(byCommand).reduce((a, b) => a + b, 0);
   for (const name of Object.keys(byCommand)) byCommand[name] = byCommand[name]! / decisions;
-  return { roundTrips: sent / decisions, commands: (after - before) / decisions, byCommand };
+  return {
+    sent: sent / decisions,
+    // The admin's own INFO between the two readings is one read.
+    roundTrips: Math.max(0, readsAfter - readsBefore - 1) / decisions,
+    commands: (after - before) / decisions,
+    byCommand,
+  };
+}
+
+/** Read events Redis has processed on client sockets (Redis 6+). */
+function readsProcessed(info: string): number {
+  return Number(/^total_reads_processed:(\d+)/m.exec(info)?.[1] ?? Number.NaN);
 }
 
 /** Sum of `calls` over commandstats, without the bench's own INFO/MONITOR bookkeeping. */

@@ -1,0 +1,272 @@
+// Two instances behind a real nginx with upstream keep-alive: client addresses via X-Forwarded-For, and no 502 around refused requests.
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import net, { type AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ManualClock } from '../../src/clock.ts';
+import { send, sendRaw, type Target } from '../fuzz/transport.ts';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { closeTestDatabases } from '../helpers/database.ts';
+import { servicesRequired } from '../helpers/services.ts';
+
+const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx', '/usr/local/sbin/nginx'].find((candidate) =>
+  existsSync(candidate),
+);
+
+/** Distinct clients: nginx sees each loopback source address as its own $remote_addr. */
+const ALICE_ADDRESS = '127.0.0.2';
+const BOB_ADDRESS = '127.0.0.3';
+const MALLORY_ADDRESS = '127.0.0.4';
+const UNAUTHENTICATED_BUDGET = 5;
+
+/**
+ * The README's snippet, in a test's own prefix: upstream keep-alive, HTTP/1.1 with the Connection
+ * header cleared, the client address appended to X-Forwarded-For. Header buffers above Node's
+ * 16 KiB let oversized headers through to the instances, and `proxy_next_upstream off` makes a
+ * connection an instance reset show up as a 502 instead of a silent retry.
+ */
+function nginxConfig(dir: string, port: number, upstreams: number[]): string {
+  return `
+worker_processes 1;
+error_log ${dir}/error.log warn;
+pid ${dir}/nginx.pid;
+events { worker_connections 512; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/client-body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  large_client_header_buffers 4 64k;
+
+  upstream task_portal {
+${upstreams.map((upstream) => `    server 127.0.0.1:${upstream};`).join('\n')}
+    keepalive 16;
+  }
+  server {
+    listen 127.0.0.1:${port};
+    location / {
+      proxy_pass http://task_portal;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $host;
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      proxy_set_header X-Forwarded-Proto $scheme;
+      proxy_next_upstream off;
+    }
+  }
+}
+`;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves once `port` accepts connections, or rejects after `ms`. */
+async function listening(port: number, child: ChildProcess, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`nginx exited with ${child.exitCode}`);
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = net.connect({ host: '127.0.0.1', port }, () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return;
+    await new Promise((resolve) => setTimeout(resolve, 50)); // nginx starts in another process: real time
+  }
+  throw new Error(`nginx did not listen on ${port} within ${ms} ms`);
+}
+
+const skip = NGINX
+  ? false
+  : (() => {
+      const message = 'nginx is not installed (apt-get install nginx)';
+      if (servicesRequired) throw new Error(`${message}, and REQUIRE_SERVICES=1`);
+      console.log(`# skipped: ${message} (set REQUIRE_SERVICES=1 to make this a failure)`);
+      return `${message}; skipped`;
+    })();
+
+describe('two instances behind nginx', { skip }, () => {
+  let dir: string;
+  let nginx: ChildProcess;
+  let instances: TestApp[] = [];
+  let proxy: Target;
+  const connections = [0, 0];
+
+  before(async () => {
+    // Each instance keeps its own in-memory budgets (a Redis store would share them): round robin
+    // spreads one client over both, so a client runs out after at most twice the budget.
+    const clock = new ManualClock();
+    const env = {
+      TRUST_PROXY: '127.0.0.1',
+      RATE_LIMIT_UNAUTHENTICATED: `${UNAUTHENTICATED_BUDGET}/15m`,
+      RATE_LIMIT_LOGIN_IP: '100000/15m',
+      RATE_LIMIT_LOGIN_ACCOUNT: '100000/15m',
+    };
+    for (const _ of [0, 1]) instances.push(await createTestApp({ env, clock }));
+    const ports: number[] = [];
+    for (const [i, instance] of instances.entries()) {
+      instance.app.server.on('connection', () => connections[i]!++);
+      await instance.app.listen({ host: '127.0.0.1', port: 0 });
+      ports.push((instance.app.server.address() as AddressInfo).port);
+    }
+    dir = await mkdtemp(path.join(os.tmpdir(), 'nginx-proxy-'));
+    await chmod(dir, 0o755); // nginx's workers may run as another user than its master
+    const port = await freePort();
+    await writeFile(path.join(dir, 'nginx.conf'), nginxConfig(dir, port, ports));
+    nginx = spawn(NGINX!, ['-c', path.join(dir, 'nginx.conf'), '-p', dir, '-g', 'daemon off;'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    nginx.stderr?.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    try {
+      await listening(port, nginx);
+    } catch (error) {
+      throw new Error(`${(error as Error).message}: ${stderr}`);
+    }
+    proxy = { host: '127.0.0.1', port };
+  });
+
+  after(async () => {
+    if (nginx && nginx.exitCode === null) {
+      const exited = new Promise((resolve) => nginx.once('exit', resolve));
+      nginx.kill('SIGQUIT');
+      await exited;
+    }
+    for (const instance of instances) await instance.close();
+    instances = [];
+    await closeTestDatabases();
+    if (dir) {
+      const log = await readFile(path.join(dir, 'error.log'), 'utf8').catch(() => '');
+      if (/\[(error|crit|alert|emerg)\]/.test(log)) console.log(`# nginx error.log:\n${log}`);
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  const from = (localAddress: string): Target => ({ ...proxy, localAddress });
+
+  it('keys each client by the address nginx appended to X-Forwarded-For', async (t) => {
+    const agent = new http.Agent({ keepAlive: true });
+    t.after(() => agent.destroy());
+    const statuses = async (target: Target, count: number, headers: Record<string, string> = {}) => {
+      const seen: number[] = [];
+      for (let i = 0; i < count; i++) {
+        const outcome = await send(agent, target, { method: 'GET', path: '/api/auth/me', headers });
+        assert.equal(outcome.kind, 'answer', JSON.stringify(outcome));
+        if (outcome.kind === 'answer') seen.push(outcome.answer.status);
+      }
+      return seen;
+    };
+    const remaining = async (target: Target) => {
+      const outcome = await send(agent, target, { method: 'GET', path: '/api/rate-limits' });
+      assert.equal(outcome.kind, 'answer');
+      const { controls } = JSON.parse((outcome as { answer: { body: string } }).answer.body) as {
+        controls: { control: string; remaining: number }[];
+      };
+      return controls.find((control) => control.control === 'api-unauthenticated')!.remaining;
+    };
+
+    const alice = await statuses(from(ALICE_ADDRESS), 2 * UNAUTHENTICATED_BUDGET + 2);
+    assert.ok(alice.includes(429), `one client runs out of its budget: ${alice.join(' ')}`);
+    assert.ok(
+      alice.slice(0, UNAUTHENTICATED_BUDGET).every((status) => status === 401),
+      alice.join(' '),
+    );
+    assert.deepEqual(await statuses(from(BOB_ADDRESS), 1), [401], 'another client is not refused');
+    // A client cannot pick its key: nginx appends the real address after the one it claims.
+    assert.deepEqual(
+      await statuses(from(MALLORY_ADDRESS), 2, { 'x-forwarded-for': BOB_ADDRESS }),
+      [401, 401],
+    );
+    for (const _ of [0, 1]) {
+      // Twice each, so that both instances answer.
+      assert.equal(await remaining(from(ALICE_ADDRESS)), 0);
+      assert.ok(
+        (await remaining(from(BOB_ADDRESS))) >= UNAUTHENTICATED_BUDGET - 1,
+        'Mallory spent none of Bob’s',
+      );
+    }
+  });
+
+  it('answers the valid requests around a burst of oversized and malformed ones without a 502', async (t) => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+    t.after(() => agent.destroy());
+    const target = from('127.0.0.5');
+    const big = 'b'.repeat(20 * 1024); // over Node's 16 KiB, under nginx's 64 KiB buffers
+    const valid = (i: number) =>
+      i % 2 === 0
+        ? send(agent, target, { method: 'GET', path: '/api/csrf-token' })
+        : send(agent, target, {
+            method: 'POST',
+            path: '/api/auth/login',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ email: 'alice@example.com', password: 'wrong' }),
+          });
+    const oversized = () =>
+      send(agent, target, { method: 'GET', path: '/api/csrf-token', headers: { 'x-big': big } });
+    const malformed = (i: number) =>
+      sendRaw(
+        target,
+        Buffer.from(
+          i % 2 === 0
+            ? `GET /api/csrf-token HTTP/1.1\r\nHost: x\r\nX-Big: ${big}\r\nX-Bigger: ${big}\r\n\r\n`
+            : 'GET /api/csrf-token HTTP/1.1\r\nHost: x\r\nX-Ctl: a\u0001b\r\n\r\n',
+          'latin1',
+        ),
+      );
+    const connectionsBefore = connections[0]! + connections[1]!;
+    const rounds = 40;
+    const results = await Promise.all(
+      Array.from({ length: rounds }, async (_, i) => ({
+        valid: await Promise.all([valid(i), valid(i + 1), valid(i + 2)]),
+        oversized: await oversized(),
+        malformed: await malformed(i),
+        after: await valid(i),
+      })),
+    );
+
+    const validOutcomes = results.flatMap((round) => [...round.valid, round.after]);
+    const validStatuses = validOutcomes.map((outcome) =>
+      outcome.kind === 'answer' ? outcome.answer.status : outcome.code,
+    );
+    assert.deepEqual(
+      validStatuses.filter((status) => status !== 200 && status !== 403),
+      [],
+      'every valid request is answered by the app (200, or 403 for a login without a CSRF token)',
+    );
+    for (const { oversized: outcome } of results) {
+      assert.equal(outcome.kind, 'answer', JSON.stringify(outcome));
+      if (outcome.kind !== 'answer') continue;
+      assert.equal(outcome.answer.status, 431);
+      assert.equal(JSON.parse(outcome.answer.body).code, 'HEADERS_TOO_LARGE');
+      assert.equal(outcome.answer.headers['x-content-type-options'], 'nosniff');
+    }
+    for (const { malformed: outcome } of results) {
+      for (const answer of outcome.answers) assert.notEqual(answer.status, 502, answer.body);
+    }
+    const opened = connections[0]! + connections[1]! - connectionsBefore;
+    t.diagnostic(
+      `${validOutcomes.length} valid, ${rounds} oversized, ${rounds} malformed requests through nginx on ${opened} upstream connections`,
+    );
+    assert.ok(opened < validOutcomes.length, `upstream connections are kept alive (${opened} opened)`);
+  });
+});

@@ -3,11 +3,14 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import {
   bulkTable,
+  capacityTable,
   comparisonTable,
   footprintTable,
   memoryTable,
   oursVsPeersTable,
   refusalTable,
+  sizingAssumptions,
+  sizingTable,
   targetsTable,
   tripsTable,
 } from './report.ts';
@@ -56,7 +59,7 @@ export function renderResults(results: Results): string {
   if (results.redisTrips) {
     parts.push(
       '',
-      `### Redis work per decision (${settings.tripRequests} decisions, MONITOR and INFO commandstats)`,
+      `### Redis work per decision (${settings.tripRequests} decisions over ${settings.connections} connections; MONITOR, INFO commandstats and INFO stats)`,
       '',
     );
     parts.push(tripsTable(results.redisTrips));
@@ -76,6 +79,23 @@ export function renderResults(results: Results): string {
       '',
     );
     parts.push(footprintTable(results.footprint));
+  }
+  if (results.capacity) {
+    const oursRedis = results.throughput?.find((r) => r.name === 'ours-redis')?.cpuMicrosPerRequest ?? null;
+    parts.push(
+      '',
+      '### Redis cost of each control at its default budget (`bench/capacity.ts`)',
+      '',
+      capacityTable(results.capacity),
+      '',
+      '### Capacity on paper: 50 k requests/s under the default policy',
+      '',
+      sizingTable(results.capacity, oursRedis),
+      '',
+      'Assumptions:',
+      '',
+      sizingAssumptions(results.capacity, oursRedis),
+    );
   }
   parts.push('', '### Issue targets', '', targetsTable(checkTargets(results)));
   if (results.notes.length > 0) parts.push('', ...results.notes.map((n) => `- ${n}`));

@@ -1,4 +1,5 @@
 // Markdown tables of a run: comparison, ours vs each peer, refusals, Redis work, bulk, memory, targets.
+import type { CapacityRow } from '../capacity.ts';
 import type { FootprintRow } from '../footprint.ts';
 import type { MemoryResult } from '../memory-per-key.ts';
 import type { TripCount } from './redis.ts';
@@ -110,10 +111,17 @@ export function refusalTable(rows: readonly Row[], raw: Baseline): string {
 
 export function tripsTable(rows: readonly TripRow[]): string {
   return table(
-    ['Target', 'round trips / decision', 'commands executed / decision', 'commands sent / decision'],
+    [
+      'Target',
+      'round trips / decision (Redis socket reads)',
+      'commands sent / decision',
+      'commands executed / decision',
+      'by command',
+    ],
     rows.map((r) => [
       r.label,
       fixed(r.roundTrips, 2),
+      fixed(r.sent, 2),
       fixed(r.commands, 2),
       Object.entries(r.byCommand)
         .map(([name, n]) => `${name} ${n.toFixed(2)}`)
@@ -159,7 +167,98 @@ export interface TargetCheck {
 
 export function targetsTable(checks: readonly TargetCheck[]): string {
   return table(
-    ['Target (issue 5)', 'Measured', 'Met'],
+    ['Target', 'Measured', 'Met'],
     checks.map((c) => [c.target, c.measured, c.met === null ? 'not measured' : c.met ? 'yes' : 'no']),
   );
+}
+
+/** What each control costs Redis, as measured (bench/capacity.ts). */
+export function capacityTable(rows: readonly CapacityRow[]): string {
+  return table(
+    [
+      'Control',
+      'Budget',
+      'shape',
+      'decisions',
+      'EVALSHA µs per call (commandstats)',
+      'Redis CPU µs per decision (INFO cpu)',
+      'bytes per key (MEMORY USAGE)',
+    ],
+    rows.map((r) => [
+      r.control,
+      r.budget,
+      r.shape,
+      fixed(r.decisions),
+      fixed(r.scriptMicros, 1),
+      fixed(r.serverCpuMicros, 1),
+      fixed(r.bytesPerKey),
+    ]),
+  );
+}
+
+/** The assumptions of the sizing table, stated beside it. */
+export const SIZING = {
+  requestsPerSecond: 50_000,
+  /** Every active user made a request within the window, so holds one generic-bucket key. */
+  keysPerUser: 1,
+  /** Share of one core a Redis shard (single-threaded for commands) may use. */
+  redisCpuTarget: 0.5,
+  /** Memory a shard may fill, of its maxmemory. */
+  shardMemoryBytes: 8 * 1024 ** 3,
+  shardMemoryTarget: 0.7,
+  /** Share of its one core a Node instance may use. */
+  nodeCpuTarget: 0.7,
+} as const;
+
+const USERS = [100_000, 1_000_000, 10_000_000];
+
+/**
+ * From measured per-decision Redis CPU and per-key memory of the generic bucket, and our CPU per
+ * request on Redis: what 50 k requests/s costs for 100 k, 1 M and 10 M active users.
+ */
+export function sizingTable(capacity: readonly CapacityRow[], oursRedisMicros: number | null): string {
+  const generic = capacity.find((r) => r.control === 'api-authenticated');
+  if (!generic) return 'Not measured (needs the capacity phase).';
+  const s = SIZING;
+  const redisCores = (s.requestsPerSecond * generic.serverCpuMicros) / 1e6;
+  const cpuShards = Math.ceil(redisCores / s.redisCpuTarget);
+  const nodes =
+    oursRedisMicros === null
+      ? null
+      : Math.ceil((s.requestsPerSecond * oursRedisMicros) / 1e6 / s.nodeCpuTarget);
+  return table(
+    [
+      'Active users',
+      'Redis memory',
+      'Redis CPU (cores)',
+      'Redis Cluster shards',
+      'Node instances (1 core each)',
+    ],
+    USERS.map((users) => {
+      const bytes = users * s.keysPerUser * generic.bytesPerKey;
+      const memoryShards = Math.ceil(bytes / (s.shardMemoryBytes * s.shardMemoryTarget));
+      const shards = Math.max(1, cpuShards, memoryShards);
+      return [
+        fixed(users),
+        bytes >= 1024 ** 3
+          ? `${(bytes / 1024 ** 3).toFixed(2)} GiB`
+          : `${(bytes / 1024 ** 2).toFixed(0)} MiB`,
+        fixed(redisCores, 2),
+        `${shards} (${cpuShards} for CPU, ${memoryShards} for memory)`,
+        nodes === null ? 'not measured' : String(nodes),
+      ];
+    }),
+  );
+}
+
+/** The sizing table's assumptions, in words. */
+export function sizingAssumptions(capacity: readonly CapacityRow[], oursRedisMicros: number | null): string {
+  const generic = capacity.find((r) => r.control === 'api-authenticated');
+  const s = SIZING;
+  return [
+    `- ${fixed(s.requestsPerSecond)} requests/s, each one decision of the generic bucket (\`api-authenticated\`, ${generic?.budget ?? '–'}): ${fixed(generic?.serverCpuMicros ?? Number.NaN, 1)} µs of Redis CPU per decision and ${fixed(generic?.bytesPerKey ?? Number.NaN)} B per key, as measured above. Logins, bulk reassignments and unauthenticated calls are a small share and are left out.`,
+    `- ${s.keysPerUser} key per active user: "active" means a request within the last window (15 min), and a key expires one bucket after the window once its user stops.`,
+    `- A Redis shard runs commands on one thread: at most ${s.redisCpuTarget * 100} % of a core (headroom for replication, persistence and bursts), and at most ${s.shardMemoryTarget * 100} % of ${s.shardMemoryBytes / 1024 ** 3} GiB of memory. Replicas double the memory, not the shard count.`,
+    `- A Node instance is one process on one core at most ${s.nodeCpuTarget * 100} % busy, at ${oursRedisMicros === null ? '–' : fixed(oursRedisMicros, 1)} µs of CPU per request (ours · redis above, request logs on).`,
+  ].join('\n');
 }

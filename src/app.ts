@@ -35,6 +35,7 @@ import { taskRoutes } from './http/routes/tasks.ts';
 import { SHARED_SCHEMAS } from './http/schemas.ts';
 import type { Services } from './http/services.ts';
 import { validatorCompiler } from './http/validation.ts';
+import { BODY_LIMIT_BYTES } from './limits.ts';
 import { loggerOptions } from './logger-options.ts';
 import { RateLimitEngine } from './rate-limit/engine.ts';
 import { createStore, type StoreStack } from './rate-limit/stores/create-store.ts';
@@ -60,8 +61,6 @@ declare module 'fastify' {
     seededDemo: boolean;
   }
 }
-
-const BODY_LIMIT_BYTES = 64 * 1024;
 
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   const clock = options.clock ?? systemClock;
@@ -90,7 +89,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       clock,
     }),
     passwords: await passwords,
-    rateLimit: new RateLimitEngine(config.rateLimits, stack.store),
+    rateLimit: new RateLimitEngine(config.rateLimits, stack.store, { clock, log: logger }),
     securityEvents: new SecurityEventLog({
       repository: new SecurityEventsRepository(db),
       clock,

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { BUDGET_FORM, type Budget, parseBudget } from './rate-limit/budget.ts';
 import { parseTrustProxy, type TrustProxy } from './rate-limit/client-ip.ts';
+import { CONTROL_NAMES, type ControlName } from './rate-limit/policy.ts';
 
 export type StoreFailureMode = 'local' | 'open' | 'closed';
 
@@ -35,6 +36,8 @@ export interface Config {
     readonly loginIp: Budget;
     readonly ipv6Prefix: number;
     readonly storeFailure: StoreFailureMode;
+    /** The controls in shadow mode (RATE_LIMIT_SHADOW): they decide and count, but never refuse. */
+    readonly shadow: readonly ControlName[];
   };
   readonly redis: {
     readonly url: string | null;
@@ -149,6 +152,12 @@ export function loadConfig(env: Env = process.env): Config {
         oneOf(['local', 'open', 'closed'] as const),
         'local, open or closed',
       ),
+      shadow: read(
+        'RATE_LIMIT_SHADOW',
+        '',
+        controlList,
+        `a comma list of policy names (${CONTROL_NAMES.join(', ')}), or empty for none`,
+      ),
     },
     redis: {
       url: optional('REDIS_URL', urlWith(['redis:', 'rediss:']), 'redis://host:port or rediss://host:port'),
@@ -192,6 +201,16 @@ function integerIn(min: number, max: number) {
     const n = Number(v);
     return n >= min && n <= max ? n : null;
   };
+}
+
+/** A comma list of distinct policy names; empty means none. */
+function controlList(v: string): ControlName[] | null {
+  const names = v
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
+  if (!names.every((name) => (CONTROL_NAMES as readonly string[]).includes(name))) return null;
+  return [...new Set(names)] as ControlName[];
 }
 
 function boolean(v: string): boolean | null {

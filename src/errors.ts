@@ -1,17 +1,21 @@
 // The table of every error code the API answers with: its HTTP status and its message for people.
+import { BODY_LIMIT_BYTES, BULK_MAX_TASKS } from './limits.ts';
 
 export const ERRORS = {
   VALIDATION_ERROR: { status: 400, message: 'The request is not valid.' },
   INVALID_JSON: { status: 400, message: 'The request body is not valid JSON.' },
   BAD_REQUEST: { status: 400, message: 'The request is not valid HTTP.' },
-  TASK_BULK_TOO_LARGE: { status: 400, message: 'A bulk request may name at most 50 tasks.' },
+  TASK_BULK_TOO_LARGE: { status: 400, message: `A bulk request may name at most ${BULK_MAX_TASKS} tasks.` },
   INVALID_CREDENTIALS: { status: 401, message: 'The email or password is not correct.' },
   UNAUTHENTICATED: { status: 401, message: 'Sign in to use this route.' },
   CSRF_INVALID: { status: 403, message: 'The CSRF token is missing or invalid.' },
   FORBIDDEN: { status: 403, message: 'Your role does not allow this.' },
   NOT_FOUND: { status: 404, message: 'Not found.' },
   REQUEST_TIMEOUT: { status: 408, message: 'The request took too long to arrive.' },
-  PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is larger than 64 KiB.' },
+  PAYLOAD_TOO_LARGE: {
+    status: 413,
+    message: `The request body is larger than ${BODY_LIMIT_BYTES / 1024} KiB.`,
+  },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Send the request body as application/json.' },
   ASSIGNEE_NOT_FOUND: { status: 422, message: 'The assignee is not an existing employee.' },
   TASK_BULK_RATE_LIMIT: { status: 429, message: 'Too many bulk reassignments. Wait before trying again.' },

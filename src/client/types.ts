@@ -66,6 +66,8 @@ export type ControlName = (typeof CONTROL_NAMES)[number];
 export interface ControlReport {
   readonly control: ControlName;
   readonly code: string;
+  /** `shadow`: the control counts and reports but never refuses (RATE_LIMIT_SHADOW). */
+  readonly mode: 'enforce' | 'shadow';
   readonly limit: number;
   readonly windowSeconds: number;
   readonly remaining: number;

@@ -1,102 +1,145 @@
-// Turns a caller and a control into a decision and the headers that report it.
+// Turns a control and a key into a verdict under the control's mode; the only door to the store.
+import diagnostics from 'node:diagnostics_channel';
 import { normaliseEmail } from '../auth/email.ts';
+import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { ErrorCode } from '../errors.ts';
-import { windowSeconds } from './budget.ts';
-import { CONTROLS, type Control, type ControlName } from './policy.ts';
-import type { MaybePromise, RateDecision, RateLimitStore, RateRule } from './stores/store.ts';
-
-/** Who is asking: the signed-in user's id (or null) and the client address key (lazily made). */
-export interface Caller {
-  readonly userId: number | null;
-  ipKey(): string;
-}
-
-/** A control with its budget bound and its constant header values made once. */
-export interface BoundControl {
-  readonly control: Control;
-  readonly rule: RateRule;
-  readonly limitHeader: string;
-  readonly policyHeader: string;
-  readonly windowSeconds: number;
-}
+import {
+  type BoundControl,
+  type BoundPolicy,
+  bindPolicy,
+  type Caller,
+  type ControlMode,
+  type ControlName,
+  controlsFor,
+} from './policy.ts';
+import type { MaybePromise, RateDecision, RateLimitStore } from './stores/store.ts';
 
 export interface Verdict {
   readonly bound: BoundControl;
   readonly decision: RateDecision;
+  /** True when the request must be refused: the decision refused, and the control enforces. */
+  readonly refused: boolean;
 }
 
 export interface RateLimitReport {
   control: ControlName;
   code: ErrorCode;
+  mode: ControlMode;
   limit: number;
   windowSeconds: number;
   remaining: number;
   resetSeconds: number;
 }
 
+/** The part of a pino logger the engine writes with. */
+export interface EngineLogger {
+  info(details: object, message: string): void;
+}
+
+export interface EngineOptions {
+  readonly clock: Clock;
+  readonly log: EngineLogger;
+}
+
+/** Published once per request a control in shadow mode would have refused. */
+export interface ShadowRefusalEvent {
+  readonly engine: RateLimitEngine;
+  readonly control: ControlName;
+}
+
+/** Where would-be refusals of controls in shadow mode are published (the metrics plugin counts them). */
+export const shadowRefusalChannel = diagnostics.channel('tp:rate-limit:shadow-refusal');
+
+/** At most one log line per control per this many ms about its would-be refusals. */
+const SHADOW_LOG_INTERVAL_MS = 1000;
+
 export class RateLimitEngine {
-  readonly controls: Readonly<Record<ControlName, BoundControl>>;
+  readonly controls: BoundPolicy;
+  private readonly store: RateLimitStore;
+  private readonly clock: Clock;
+  private readonly log: EngineLogger;
+  /** Per control in shadow mode: when its last line was logged, and the would-be refusals since. */
+  private readonly shadowLog = new Map<ControlName, { loggedAt: number; unlogged: number }>();
 
-  readonly store: RateLimitStore;
-
-  constructor(limits: Config['rateLimits'], store: RateLimitStore) {
+  constructor(limits: Config['rateLimits'], store: RateLimitStore, options: EngineOptions) {
+    this.controls = bindPolicy(limits);
     this.store = store;
-    const bound = {} as Record<ControlName, BoundControl>;
-    for (const control of Object.values(CONTROLS)) {
-      const budget = control.budget(limits);
-      const seconds = windowSeconds(budget);
-      bound[control.name] = {
-        control,
-        rule: Object.freeze({ name: control.name, limit: budget.limit, windowMs: budget.windowMs }),
-        limitHeader: String(budget.limit),
-        policyHeader: `"${control.name}";q=${budget.limit};w=${seconds}`,
-        windowSeconds: seconds,
-      };
-    }
-    this.controls = Object.freeze(bound);
+    this.clock = options.clock;
+    this.log = options.log;
   }
 
-  /** The key of the caller under a control; `account` keys come from the submitted email. */
-  keyFor(bound: BoundControl, caller: Caller, account?: string): string {
-    switch (bound.control.key) {
-      case 'user':
-        return String(caller.userId);
-      case 'user-else-ip':
-        return caller.userId !== null ? `u${caller.userId}` : `ip${caller.ipKey()}`;
-      case 'ip':
-        return caller.ipKey();
-      case 'account':
-        return normaliseEmail(account ?? '');
-    }
-  }
-
+  /** Check-and-consume under the control's mode; a refusal in shadow mode is reported and let through. */
   consume(name: ControlName, key: string): MaybePromise<Verdict> {
     const bound = this.controls[name];
-    return verdictOf(bound, this.store.consume(bound.rule, key));
+    return then(this.store.consume(bound.rule, key), (decision) => {
+      if (!decision.allowed && bound.mode === 'shadow') this.shadowRefused(name);
+      return { bound, decision, refused: !decision.allowed && bound.mode === 'enforce' };
+    });
   }
 
+  /** The verdict `consume` would give now, spending nothing and reporting nothing. */
   peek(name: ControlName, key: string): MaybePromise<Verdict> {
     const bound = this.controls[name];
-    return verdictOf(bound, this.store.peek(bound.rule, key));
+    return then(this.store.peek(bound.rule, key), (decision) => ({
+      bound,
+      decision,
+      refused: !decision.allowed && bound.mode === 'enforce',
+    }));
+  }
+
+  /** Takes back exactly the admission `token` names (see RateLimitStore.release). */
+  release(name: ControlName, key: string, token: number): MaybePromise<void> {
+    return this.store.release(this.controls[name].rule, key, token);
+  }
+
+  reset(name: ControlName, key: string): MaybePromise<void> {
+    return this.store.reset(this.controls[name].rule, key);
+  }
+
+  /** Clears the login-failure counter of the account `email` names (any spelling of it). */
+  resetAccount(email: string): MaybePromise<void> {
+    return this.reset('login-account', normaliseEmail(email));
+  }
+
+  /** The caller's state under every control that applies to it (policy.controlsFor), spending nothing. */
+  async reportFor(caller: Caller): Promise<RateLimitReport[]> {
+    const verdicts = await Promise.all(controlsFor(caller).map(({ name, key }) => this.peek(name, key)));
+    return verdicts.map((verdict) => this.report(verdict));
   }
 
   report({ bound, decision }: Verdict): RateLimitReport {
     return {
       control: bound.control.name,
       code: bound.control.code,
+      mode: bound.mode,
       limit: bound.rule.limit,
       windowSeconds: bound.windowSeconds,
       remaining: decision.remaining,
       resetSeconds: resetSeconds(decision),
     };
   }
-}
 
-/** Pairs a decision with its control; a closure only when the store answered with a promise. */
-function verdictOf(bound: BoundControl, decision: MaybePromise<RateDecision>): MaybePromise<Verdict> {
-  if (decision instanceof Promise) return decision.then((settled) => ({ bound, decision: settled }));
-  return { bound, decision };
+  /** Publishes a would-be refusal, and logs at most one line per control per second (with the count). */
+  private shadowRefused(control: ControlName): void {
+    if (shadowRefusalChannel.hasSubscribers)
+      shadowRefusalChannel.publish({ engine: this, control } satisfies ShadowRefusalEvent);
+    const now = this.clock.now();
+    let state = this.shadowLog.get(control);
+    if (!state) {
+      state = { loggedAt: Number.NEGATIVE_INFINITY, unlogged: 0 };
+      this.shadowLog.set(control, state);
+    }
+    state.unlogged++;
+    // A clock set back must not silence the control for as long.
+    if (now - state.loggedAt < SHADOW_LOG_INTERVAL_MS && now >= state.loggedAt) return;
+    this.log.info(
+      { control, wouldHaveRefused: state.unlogged },
+      `rate-limit shadow mode: ${control} would have refused ${state.unlogged} request(s)`,
+    );
+    state.loggedAt = now;
+    state.unlogged = 0;
+  }
 }
 
 /** Seconds until the next admission, rounded up; at least 1 on a refusal (it is also Retry-After). */

@@ -1,22 +1,41 @@
-// THE rate-limit policy: every control, the routes it covers, its key, its budget and its 429 code.
+// THE rate-limit policy: every control, who it applies to, its key, its budget, its mode and its 429 code.
 import type { Config } from '../config.ts';
 import type { ErrorCode } from '../errors.ts';
-import type { Budget } from './budget.ts';
+import { type Budget, windowSeconds } from './budget.ts';
+import type { RateRule } from './stores/store.ts';
 
-export type ControlName =
-  | 'task-bulk'
-  | 'api-authenticated'
-  | 'api-unauthenticated'
-  | 'login-account'
-  | 'login-ip';
+/** The policy names, as sent in the headers and in GET /api/rate-limits (and RATE_LIMIT_SHADOW). */
+export const CONTROL_NAMES = [
+  'task-bulk',
+  'api-authenticated',
+  'api-unauthenticated',
+  'login-account',
+  'login-ip',
+] as const;
+
+export type ControlName = (typeof CONTROL_NAMES)[number];
+
+/** `enforce` refuses past the budget; `shadow` decides and counts the same, but lets the request go on. */
+export type ControlMode = 'enforce' | 'shadow';
+
+/** Who is asking, as the policy keys it. A part the caller lacks is null. */
+export interface Caller {
+  readonly userId: number | null;
+  /** The account in its normal form (src/auth/email.ts): the signed-in user's, or the one a login names. */
+  readonly account: string | null;
+  /** The client address key (IPv6 by prefix), worked out only when a control needs it. */
+  ipKey(): string;
+}
 
 export interface Control {
   readonly name: ControlName;
   readonly code: ErrorCode;
-  /** What the key is made of: the user id, the client IP (IPv6 by prefix), the submitted email. */
+  /** What the key is made of: the user id, the client IP (IPv6 by prefix), the account's email. */
   readonly key: 'user-else-ip' | 'user' | 'ip' | 'account';
   /** What spends the budget: every request on the route, or only failed credential checks. */
   readonly counts: 'every-request' | 'failed-logins';
+  /** Whose budgets GET /api/rate-limits reports it for. */
+  readonly reportedFor: 'everyone' | 'signed-in' | 'signed-out';
   readonly budget: (limits: Config['rateLimits']) => Budget;
 }
 
@@ -26,6 +45,7 @@ export const CONTROLS: Readonly<Record<ControlName, Control>> = {
     code: 'TASK_BULK_RATE_LIMIT',
     key: 'user-else-ip',
     counts: 'every-request',
+    reportedFor: 'everyone',
     budget: (l) => l.bulk, // RATE_LIMIT_BULK, default 30/15m
   },
   'api-authenticated': {
@@ -33,6 +53,7 @@ export const CONTROLS: Readonly<Record<ControlName, Control>> = {
     code: 'API_RATE_LIMIT_AUTHENTICATED',
     key: 'user',
     counts: 'every-request',
+    reportedFor: 'signed-in',
     budget: (l) => l.authenticated, // RATE_LIMIT_AUTHENTICATED, default 1000/15m
   },
   'api-unauthenticated': {
@@ -40,6 +61,7 @@ export const CONTROLS: Readonly<Record<ControlName, Control>> = {
     code: 'API_RATE_LIMIT_UNAUTHENTICATED',
     key: 'ip',
     counts: 'every-request',
+    reportedFor: 'signed-out',
     budget: (l) => l.unauthenticated, // RATE_LIMIT_UNAUTHENTICATED, default 100/15m
   },
   'login-account': {
@@ -47,6 +69,7 @@ export const CONTROLS: Readonly<Record<ControlName, Control>> = {
     code: 'LOGIN_RATE_LIMIT',
     key: 'account',
     counts: 'failed-logins',
+    reportedFor: 'signed-in', // the signed-out caller has no account yet
     budget: (l) => l.loginAccount, // RATE_LIMIT_LOGIN_ACCOUNT, default 10/15m
   },
   'login-ip': {
@@ -54,9 +77,69 @@ export const CONTROLS: Readonly<Record<ControlName, Control>> = {
     code: 'LOGIN_RATE_LIMIT',
     key: 'ip',
     counts: 'failed-logins',
+    reportedFor: 'everyone',
     budget: (l) => l.loginIp, // RATE_LIMIT_LOGIN_IP, default 100/15m
   },
 };
+
+/** A control with its budget and mode bound from the config, and its constant header values made once. */
+export interface BoundControl {
+  readonly control: Control;
+  /** RATE_LIMIT_SHADOW names the controls in `shadow`; every other one is `enforce`. */
+  readonly mode: ControlMode;
+  readonly rule: RateRule;
+  readonly limitHeader: string;
+  readonly policyHeader: string;
+  readonly windowSeconds: number;
+}
+
+export type BoundPolicy = Readonly<Record<ControlName, BoundControl>>;
+
+/** The policy table with the config's budgets and modes: made once per app. */
+export function bindPolicy(limits: Config['rateLimits']): BoundPolicy {
+  const bound = {} as Record<ControlName, BoundControl>;
+  for (const control of Object.values(CONTROLS)) {
+    const budget = control.budget(limits);
+    const seconds = windowSeconds(budget);
+    bound[control.name] = Object.freeze({
+      control,
+      mode: limits.shadow.includes(control.name) ? 'shadow' : 'enforce',
+      rule: Object.freeze({ name: control.name, limit: budget.limit, windowMs: budget.windowMs }),
+      limitHeader: String(budget.limit),
+      policyHeader: `"${control.name}";q=${budget.limit};w=${seconds}`,
+      windowSeconds: seconds,
+    });
+  }
+  return Object.freeze(bound);
+}
+
+/** The caller's key under a control, or null when the caller has no such key (no account, say). */
+export function keyFor(control: Control, caller: Caller): string | null {
+  switch (control.key) {
+    case 'user':
+      return caller.userId === null ? null : String(caller.userId);
+    case 'user-else-ip':
+      return caller.userId !== null ? `u${caller.userId}` : `ip${caller.ipKey()}`;
+    case 'ip':
+      return caller.ipKey();
+    case 'account':
+      return caller.account;
+  }
+}
+
+/** The controls GET /api/rate-limits reports for this caller, each with the caller's key, in table order. */
+export function controlsFor(caller: Caller): { name: ControlName; key: string }[] {
+  const signedIn = caller.userId !== null;
+  const applies: { name: ControlName; key: string }[] = [];
+  for (const name of CONTROL_NAMES) {
+    const control = CONTROLS[name];
+    if (control.reportedFor === 'signed-in' && !signedIn) continue;
+    if (control.reportedFor === 'signed-out' && signedIn) continue;
+    const key = keyFor(control, caller);
+    if (key !== null) applies.push({ name, key });
+  }
+  return applies;
+}
 
 /**
  * What a route is subject to. Decided once per route when it is registered, never per request

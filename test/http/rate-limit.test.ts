@@ -219,6 +219,7 @@ describe('GET /api/rate-limits', () => {
     assert.deepEqual(report.get('api-unauthenticated'), {
       control: 'api-unauthenticated',
       code: 'API_RATE_LIMIT_UNAUTHENTICATED',
+      mode: 'enforce',
       limit: 5,
       windowSeconds: 60,
       remaining: 4,

@@ -51,6 +51,7 @@ describe('bulk budget', () => {
       {
         control: 'api-authenticated',
         code: 'API_RATE_LIMIT_AUTHENTICATED',
+        mode: 'enforce',
         limit: 1000,
         windowSeconds: 900,
         remaining: 990,
@@ -59,6 +60,7 @@ describe('bulk budget', () => {
       {
         control: 'task-bulk',
         code: 'TASK_BULK_RATE_LIMIT',
+        mode: 'enforce',
         limit: 30,
         windowSeconds: 900,
         remaining: 0,

@@ -17,7 +17,7 @@ import {
 import type { Task, TaskStatus } from '../../src/db/repositories/tasks.ts';
 import type { Role, User } from '../../src/db/repositories/users.ts';
 import { ERRORS, type ErrorCode } from '../../src/errors.ts';
-import { BULK_MAX_TASKS as SERVER_BULK_MAX_TASKS } from '../../src/http/routes/tasks.ts';
+import { BULK_MAX_TASKS as SERVER_BULK_MAX_TASKS } from '../../src/limits.ts';
 import type { RateLimitReport } from '../../src/rate-limit/engine.ts';
 import { CONTROLS, type ControlName } from '../../src/rate-limit/policy.ts';
 

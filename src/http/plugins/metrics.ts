@@ -1,6 +1,7 @@
 // GET /metrics in Prometheus format: requests, 429s by code, limiter decision latency, the store's health.
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { type ShadowRefusalEvent, shadowRefusalChannel } from '../../rate-limit/engine.ts';
 import type { StoreStack } from '../../rate-limit/stores/create-store.ts';
 import { observeStore } from '../../rate-limit/stores/store-events.ts';
 
@@ -31,6 +32,12 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
       labelNames: ['code'] as const,
       registers: [registry],
     });
+    const shadowRefusals = new Counter({
+      name: 'rate_limit_shadow_refusals_total',
+      help: 'Requests a control in shadow mode (RATE_LIMIT_SHADOW) would have refused, by control.',
+      labelNames: ['control'] as const,
+      registers: [registry],
+    });
     const decisions = new Histogram({
       name: 'rate_limit_decision_seconds',
       help: 'Time the Redis store took to decide, by control and operation (memory decisions are not timed).',
@@ -45,7 +52,13 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
     const decisionSeries = new Map<string, Histogram.Internal<'control' | 'operation'>>();
     // Listening from start to close only: the store publishes nothing while nobody listens.
     let stopObserving: (() => void) | null = null;
+    // The engine publishes for every app in the process: count only this app's.
+    const onShadowRefusal = (message: unknown) => {
+      const event = message as ShadowRefusalEvent;
+      if (event.engine === app.rateLimit) shadowRefusals.labels(event.control).inc();
+    };
     app.addHook('onReady', async () => {
+      shadowRefusalChannel.subscribe(onShadowRefusal);
       stopObserving = observeStore(stack.store, {
         decision({ control, operation, seconds }) {
           const id = `${control} ${operation}`;
@@ -65,6 +78,7 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
       });
     });
     app.addHook('onClose', async () => {
+      shadowRefusalChannel.unsubscribe(onShadowRefusal);
       stopObserving?.();
       stopObserving = null;
     });

@@ -1,18 +1,26 @@
 // Applies the policy to every request first thing: the route's plan, the caller's key, headers, 429s.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { normaliseEmail } from '../../auth/email.ts';
 import { type ErrorCode, errorBody } from '../../errors.ts';
 import { addressKey, clientAddress, type TrustProxy } from '../../rate-limit/client-ip.ts';
-import { type Caller, type RateLimitEngine, resetSeconds, type Verdict } from '../../rate-limit/engine.ts';
-import { peekLoginLock } from '../../rate-limit/login-failures.ts';
-import { planForRoute, planForUnmatched, type RoutePlan } from '../../rate-limit/policy.ts';
-import { StoreUnavailableError } from '../../rate-limit/stores/store.ts';
+import { type RateLimitEngine, resetSeconds, type Verdict } from '../../rate-limit/engine.ts';
+import { LoginFlow } from '../../rate-limit/login-flow.ts';
+import {
+  type Caller,
+  keyFor,
+  planForRoute,
+  planForUnmatched,
+  type RoutePlan,
+} from '../../rate-limit/policy.ts';
 import { hookList } from '../hook-list.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Set once per route at registration from the policy table. */
     rateLimitPlan?: RoutePlan;
+    /** The login-failure limiter of a route under a `login` plan. */
+    loginFlow?: LoginFlow;
   }
   interface FastifyInstance {
     rateLimit: RateLimitEngine;
@@ -44,6 +52,10 @@ class RequestCaller implements Caller {
   get userId(): number | null {
     return this.request.user?.id ?? null;
   }
+  get account(): string | null {
+    const user = this.request.user;
+    return user ? normaliseEmail(user.email) : null;
+  }
   ipKey(): string {
     if (this.key === null) {
       const { request, options } = this;
@@ -67,10 +79,12 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
       const method = first === 'HEAD' ? 'GET' : first;
       const plan = planForRoute(method, route.url ?? route.path);
       route.config = { ...route.config, rateLimitPlan: plan };
+      if (plan.kind !== 'login') return;
+      route.config.loginFlow = new LoginFlow(engine, plan.controls);
       // The account's lock needs the submitted email, so it is looked at once the body is parsed,
       // first among the route's preValidation hooks: before CSRF and field validation, as for
       // every other limiter, a locked account gets its 429.
-      if (plan.kind === 'login') route.preValidation = [checkAccountLock, ...hookList(route.preValidation)];
+      route.preValidation = [checkAccountLock, ...hookList(route.preValidation)];
     });
 
     const checkAccountLock = (
@@ -78,14 +92,14 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
       reply: FastifyReply,
       done: (error?: Error) => void,
     ) => {
-      const plan = request.routeOptions.config.rateLimitPlan;
+      const flow = request.routeOptions.config.loginFlow;
       const email = (request.body as { email?: unknown } | undefined)?.email;
-      if (plan?.kind !== 'login' || typeof email !== 'string') return done();
+      if (!flow || typeof email !== 'string') return done();
       let outcome: Verdict | null | Promise<Verdict | null>;
       try {
-        outcome = peekLoginLock(engine, plan.controls, request.caller, 'account', email);
+        outcome = flow.lockedBefore(request.caller, 'account', email);
       } catch (error) {
-        return fail(reply, error, done);
+        return done(error as Error);
       }
       settle(outcome, reply, done);
     };
@@ -100,22 +114,22 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
           case 'exempt':
             return done();
           case 'login':
-            outcome = peekLoginLock(engine, plan.controls, caller, 'ip');
+            outcome = request.routeOptions.config.loginFlow!.lockedBefore(caller, 'ip');
             break;
           case 'controls': {
             // Policy routes list one control each; a route with several would consume them in order.
             const name = plan.controls[0]!;
-            outcome = engine.consume(name, engine.keyFor(engine.controls[name], caller));
+            outcome = engine.consume(name, keyFor(engine.controls[name].control, caller)!);
             break;
           }
           case 'generic': {
             const name = caller.userId !== null ? plan.authenticated : plan.unauthenticated;
-            outcome = engine.consume(name, engine.keyFor(engine.controls[name], caller));
+            outcome = engine.consume(name, keyFor(engine.controls[name].control, caller)!);
             break;
           }
         }
       } catch (error) {
-        return fail(reply, error, done);
+        return done(error as Error);
       }
       settle(outcome, reply, done);
     });
@@ -129,9 +143,10 @@ function settle(
   done: (error?: Error) => void,
 ): void {
   if (outcome instanceof Promise) {
+    // A store failure (closed mode) goes to the error handler, the one place that makes it a 503.
     outcome.then(
       (verdict) => finish(reply, verdict, done),
-      (error) => fail(reply, error, done),
+      (error) => done(error),
     );
   } else {
     finish(reply, outcome, done);
@@ -141,21 +156,13 @@ function settle(
 function finish(reply: FastifyReply, verdict: Verdict | null, done: (error?: Error) => void): void {
   if (verdict === null) {
     done();
-  } else if (verdict.decision.allowed) {
+  } else if (verdict.refused) {
+    sendRefusal(reply, verdict);
+  } else {
+    // Admitted, or refused by a control in shadow mode: either way the headers tell the real state.
     writeRateLimitHeaders(reply, verdict);
     done();
-  } else {
-    sendRefusal(reply, verdict);
   }
-}
-
-function fail(reply: FastifyReply, error: unknown, done: (error?: Error) => void): void {
-  if (!(error instanceof StoreUnavailableError)) {
-    done(error as Error);
-    return;
-  }
-  reply.log.warn({ err: error }, 'rate-limit store unavailable; refusing (RATE_LIMIT_STORE_FAILURE=closed)');
-  reply.code(503).header('cache-control', 'no-store').send(errorBody('RATE_LIMIT_STORE_UNAVAILABLE'));
 }
 
 /** The draft-06 triple and the current `RateLimit-Policy`/`RateLimit` pair, for one control. */

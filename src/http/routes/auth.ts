@@ -2,7 +2,6 @@
 import type { FastifyInstance } from 'fastify';
 import { hashPassword, needsRehash } from '../../auth/passwords.ts';
 import { ApiError } from '../../errors.ts';
-import { attemptLogin } from '../../rate-limit/login-failures.ts';
 import { cookieOptions } from '../plugins/csrf.ts';
 import { sendRefusal } from '../plugins/rate-limit.ts';
 import { SESSION_COOKIE } from '../plugins/session.ts';
@@ -52,13 +51,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
     },
     handler: async (request, reply) => {
       const { email, password } = request.body;
-      const plan = request.routeOptions.config.rateLimitPlan;
-      const attempt = await attemptLogin(
-        app.rateLimit,
-        plan?.kind === 'login' ? plan.controls : [],
-        request.caller,
-        email,
-      );
+      const attempt = await request.routeOptions.config.loginFlow!.attempt(request.caller, email);
       if (attempt.refused) return sendRefusal(reply, attempt.refused);
       const credentials = await users.findCredentials(email);
       const ok = await passwords.check(password, credentials?.passwordHash ?? null);

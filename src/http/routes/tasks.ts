@@ -2,11 +2,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { TaskStatus } from '../../db/repositories/tasks.ts';
 import { ApiError } from '../../errors.ts';
+import { BULK_MAX_TASKS } from '../../limits.ts';
 import { keysetCursor } from '../cursor.ts';
 import { errorResponses, idSchema, ref } from '../schemas.ts';
 import type { Services } from '../services.ts';
-
-export const BULK_MAX_TASKS = 50;
 
 interface ListQuery {
   assigneeId?: number;

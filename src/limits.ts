@@ -1,0 +1,7 @@
+// The request limits the API enforces and states in its messages and schemas: each declared once, here.
+
+/** Request bodies larger than this are answered 413 PAYLOAD_TOO_LARGE. */
+export const BODY_LIMIT_BYTES = 64 * 1024;
+
+/** The most tasks one bulk reassignment may name (more: 400 TASK_BULK_TOO_LARGE). */
+export const BULK_MAX_TASKS = 50;

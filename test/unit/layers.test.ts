@@ -1,0 +1,75 @@
+// The architecture's import rules (README, "Architecture"), checked on every source file.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Each layer, and the layers (relative to the repository root) it must never import. */
+const FORBIDDEN: Readonly<Record<string, readonly string[]>> = {
+  'src/rate-limit': ['src/http', 'src/db', 'src/client', 'web'],
+  'src/auth': ['src/http', 'src/rate-limit', 'src/client', 'web'],
+  'src/db': ['src/http', 'src/rate-limit', 'src/client', 'web'],
+  'src/client': ['src/http', 'src/rate-limit', 'src/auth', 'src/db', 'web'],
+  'src/http': ['src/client', 'web'],
+  web: ['src/http', 'src/rate-limit', 'src/auth', 'src/db'],
+};
+/**
+ * Shared facts at the top of src/ sit under every layer and import none. (config.ts is the other
+ * kind of top-level file: it reads the environment with the parsers of the layers it configures.)
+ */
+const TOP_LEVEL_MAY_IMPORT = ['src/errors.ts', 'src/clock.ts', 'src/limits.ts'];
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const relative = path.posix.join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === 'dist' ? [] : sourceFiles(relative);
+    return /\.tsx?$/.test(entry.name) ? [relative] : [];
+  });
+}
+
+/** The repository-relative paths a file imports (relative specifiers only: packages are not layers). */
+function importsOf(file: string): string[] {
+  const text = readFileSync(path.join(ROOT, file), 'utf8');
+  const specifiers = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s+'(\.[^']+)'/g)].map(
+    (match) => match[1]!,
+  );
+  return specifiers.map((specifier) =>
+    path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier)),
+  );
+}
+
+const within = (file: string, layer: string) => file === layer || file.startsWith(`${layer}/`);
+
+describe('layers import downward only', () => {
+  const files = [...sourceFiles('src'), ...sourceFiles('web/src')];
+
+  it('finds the source files it checks', () => {
+    assert.ok(files.length > 50, `only ${files.length} files found`);
+  });
+
+  for (const [layer, forbidden] of Object.entries(FORBIDDEN)) {
+    it(`${layer} imports none of ${forbidden.join(', ')}`, () => {
+      const breaches = files
+        .filter((file) => within(file, layer))
+        .flatMap((file) =>
+          importsOf(file)
+            .filter((target) => forbidden.some((other) => within(target, other)))
+            .map((target) => `${file} → ${target}`),
+        );
+      assert.deepEqual(breaches, []);
+    });
+  }
+
+  it('the top-level modules import no layer', () => {
+    const layers = Object.keys(FORBIDDEN);
+    const breaches = TOP_LEVEL_MAY_IMPORT.flatMap((file) =>
+      importsOf(file)
+        .filter((target) => layers.some((layer) => within(target, layer)))
+        .map((target) => `${file} → ${target}`),
+    );
+    assert.deepEqual(breaches, []);
+  });
+});

@@ -23,6 +23,9 @@ export const API_ERROR_CODES = [
   'LOGIN_RATE_LIMIT',
   'INTERNAL_ERROR',
   'RATE_LIMIT_STORE_UNAVAILABLE',
+  'BAD_REQUEST',
+  'REQUEST_TIMEOUT',
+  'HEADERS_TOO_LARGE',
 ] as const;
 
 /** A code the API itself answers with. */

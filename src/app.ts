@@ -4,6 +4,7 @@ import cookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import pino from 'pino';
+import { DEVICE_COOKIE, DeviceCookies } from './auth/devices.ts';
 import { PasswordChecker } from './auth/passwords.ts';
 import { SecurityEventLog } from './auth/security-event-log.ts';
 import { schedulePurge } from './auth/security-event-retention.ts';
@@ -27,6 +28,7 @@ import { rateLimitPlugin } from './http/plugins/rate-limit.ts';
 import { securityHeadersPlugin } from './http/plugins/security-headers.ts';
 import { sessionPlugin } from './http/plugins/session.ts';
 import { RequestLogController } from './http/request-log.ts';
+import { adminRoutes } from './http/routes/admin.ts';
 import { authRoutes } from './http/routes/auth.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { rateLimitRoutes } from './http/routes/rate-limits.ts';
@@ -89,6 +91,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       clock,
     }),
     passwords: await passwords,
+    devices: new DeviceCookies({ secret: config.sessionSecret, ttlMs: config.deviceCookieTtlMs, clock }),
     rateLimit: new RateLimitEngine(config.rateLimits, stack.store, { clock, log: logger }),
     securityEvents: new SecurityEventLog({
       repository: new SecurityEventsRepository(db),
@@ -144,6 +147,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       engine: services.rateLimit,
       trustProxy: config.trustProxy,
       ipv6Prefix: config.rateLimits.ipv6Prefix,
+      events: services.securityEvents,
+      mayBeKnownDevice: (request) => services.devices.read(request.cookies[DEVICE_COOKIE]) !== null,
     });
   await app.register(metricsPlugin, { stack });
   await app.register(csrfPlugin, { secret: config.sessionSecret });
@@ -152,7 +157,14 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
 
   // Handlers first: route plugins registered after them inherit them.
   registerErrorHandlers(app);
-  for (const routes of [authRoutes, taskRoutes, rateLimitRoutes, securityEventRoutes, healthRoutes])
+  for (const routes of [
+    authRoutes,
+    taskRoutes,
+    rateLimitRoutes,
+    adminRoutes,
+    securityEventRoutes,
+    healthRoutes,
+  ])
     await app.register(routes, { services });
   await app.register(portalPlugin);
   return app;

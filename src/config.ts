@@ -19,6 +19,8 @@ export interface Config {
   /** True when SESSION_SECRET was not given and a random one was made for this process. */
   readonly sessionSecretGenerated: boolean;
   readonly sessionTtlMs: number;
+  /** Lifetime of a device cookie (contract §8). */
+  readonly deviceCookieTtlMs: number;
   /** How long an instance may serve a session from its own cache before asking the database again. */
   readonly sessionCacheMs: number;
   /** log2 of scrypt's cost parameter N for new password hashes. */
@@ -34,6 +36,7 @@ export interface Config {
     readonly unauthenticated: Budget;
     readonly loginAccount: Budget;
     readonly loginIp: Budget;
+    readonly loginDevice: Budget;
     readonly ipv6Prefix: number;
     readonly storeFailure: StoreFailureMode;
     /** The controls in shadow mode (RATE_LIMIT_SHADOW): they decide and count, but never refuse. */
@@ -106,6 +109,12 @@ export function loadConfig(env: Env = process.env): Config {
     sessionSecret: secret || randomBytes(32).toString('base64url'),
     sessionSecretGenerated: !secret,
     sessionTtlMs: read('SESSION_TTL', '12h', duration, 'a duration such as 30m or 12h'),
+    deviceCookieTtlMs: read(
+      'DEVICE_COOKIE_TTL',
+      '180d',
+      longDuration,
+      'a duration such as 180d or 12h (unit s, m, h or d)',
+    ),
     // The embedded database belongs to one process, so every logout passes through this instance and
     // evicts its cache entry at once: the cache may then last as long as it likes. With a shared
     // PostgreSQL, a logout on another instance is only seen when the entry runs out.
@@ -145,6 +154,7 @@ export function loadConfig(env: Env = process.env): Config {
       unauthenticated: read('RATE_LIMIT_UNAUTHENTICATED', '100/15m', parseBudget, BUDGET_FORM),
       loginAccount: read('RATE_LIMIT_LOGIN_ACCOUNT', '10/15m', parseBudget, BUDGET_FORM),
       loginIp: read('RATE_LIMIT_LOGIN_IP', '100/15m', parseBudget, BUDGET_FORM),
+      loginDevice: read('RATE_LIMIT_LOGIN_DEVICE', '10/15m', parseBudget, BUDGET_FORM),
       ipv6Prefix: read('RATE_LIMIT_IPV6_PREFIX', '64', integerIn(1, 128), 'an integer from 1 to 128'),
       storeFailure: read(
         'RATE_LIMIT_STORE_FAILURE',

@@ -58,6 +58,7 @@ export const CONTROL_NAMES = [
   'api-unauthenticated',
   'login-account',
   'login-ip',
+  'login-device',
 ] as const;
 
 export type ControlName = (typeof CONTROL_NAMES)[number];

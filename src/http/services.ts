@@ -1,4 +1,5 @@
 // What route handlers work with, built once by app.ts and passed to each route plugin.
+import type { DeviceCookies } from '../auth/devices.ts';
 import type { PasswordChecker } from '../auth/passwords.ts';
 import type { SecurityEventLog } from '../auth/security-event-log.ts';
 import type { SessionService } from '../auth/sessions.ts';
@@ -18,6 +19,8 @@ export interface Services {
   readonly tasks: TasksRepository;
   readonly sessions: SessionService;
   readonly passwords: PasswordChecker;
+  /** Device cookies: issued at login, read to tell known-device attempts (contract §8). */
+  readonly devices: DeviceCookies;
   readonly rateLimit: RateLimitEngine;
   /** Where locks, admin resets and refused known devices are recorded (a SecurityEventSink) and read back. */
   readonly securityEvents: SecurityEventLog;

@@ -32,6 +32,19 @@ export interface RateLimitReport {
   resetSeconds: number;
 }
 
+/** A key a control refuses now, as the lock index and a look at its state tell. */
+export interface Lock {
+  readonly control: ControlName;
+  readonly key: string;
+  /** Failures counted in the window (the whole budget while it refuses). */
+  readonly failures: number;
+  /** Seconds until the key can be admitted again. */
+  readonly retryAfter: number;
+}
+
+/** The most locks listed per control: an attack over many accounts must not make the list unbounded. */
+export const LOCKS_LISTED_MAX = 500;
+
 /** The part of a pino logger the engine writes with. */
 export interface EngineLogger {
   info(details: object, message: string): void;
@@ -100,6 +113,33 @@ export class RateLimitEngine {
   /** Clears the login-failure counter of the account `email` names (any spelling of it). */
   resetAccount(email: string): MaybePromise<void> {
     return this.reset('login-account', normaliseEmail(email));
+  }
+
+  /** Notes in the control's lock index that `key` spent its budget, for `resetMs` (see RateLimitStore.noteLock). */
+  noteLock(name: ControlName, key: string, resetMs: number): MaybePromise<void> {
+    return this.store.noteLock(this.controls[name].rule, key, resetMs);
+  }
+
+  /**
+   * The keys the control refuses now: its lock index, each entry confirmed by a look at the key's
+   * state (an index entry outlives a reset or a given-back unit; the look drops it), latest end first.
+   */
+  async lockedNow(name: ControlName): Promise<Lock[]> {
+    const bound = this.controls[name];
+    const entries = await this.store.locks(bound.rule, LOCKS_LISTED_MAX);
+    const verdicts = await Promise.all(entries.map(({ key }) => this.peek(name, key)));
+    const locks: Lock[] = [];
+    entries.forEach(({ key }, i) => {
+      const { decision } = verdicts[i]!;
+      if (decision.allowed) return;
+      locks.push({
+        control: name,
+        key,
+        failures: bound.rule.limit - decision.remaining,
+        retryAfter: resetSeconds(decision),
+      });
+    });
+    return locks.sort((a, b) => b.retryAfter - a.retryAfter);
   }
 
   /** The caller's state under every control that applies to it (policy.controlsFor), spending nothing. */

@@ -1,7 +1,8 @@
 // The login-failure limiter, whole: the early looks, the reservation before the password check, the settlement after it.
 import { normaliseEmail } from '../auth/email.ts';
+import type { SecurityEvent, SecurityEventSink } from '../auth/security-event.ts';
 import { type RateLimitEngine, then, type Verdict } from './engine.ts';
-import { type Caller, type ControlName, keyFor } from './policy.ts';
+import { type Caller, type ControlName, callerWith, keyFor } from './policy.ts';
 import type { MaybePromise } from './stores/store.ts';
 
 export type LoginAttempt =
@@ -12,71 +13,119 @@ export type LoginAttempt =
       settle(succeeded: boolean): Promise<void>;
     };
 
-/** The caller of a login, keyed by the account it names rather than by who is signed in. */
-function loginCaller(caller: Caller, email: string): Caller {
-  return { userId: null, account: normaliseEmail(email), ipKey: () => caller.ipKey() };
+export interface LoginFlowOptions {
+  readonly engine: RateLimitEngine;
+  /** The policy's login plan: the controls of a known-device attempt and of every other one, in order. */
+  readonly plan: {
+    readonly unknownDevice: readonly ControlName[];
+    readonly knownDevice: readonly ControlName[];
+  };
+  /** Told when a lock starts and when a known device is refused (contract §8). */
+  readonly events: SecurityEventSink;
+}
+
+interface Reservation {
+  readonly name: ControlName;
+  readonly key: string;
+  readonly verdict: Verdict;
 }
 
 export class LoginFlow {
   private readonly engine: RateLimitEngine;
-  /** The login-failure controls, in the order they are checked (policy's login plan). */
-  private readonly controls: readonly ControlName[];
+  private readonly plan: LoginFlowOptions['plan'];
+  private readonly events: SecurityEventSink;
 
-  constructor(engine: RateLimitEngine, controls: readonly ControlName[]) {
-    this.engine = engine;
-    this.controls = controls;
+  constructor(options: LoginFlowOptions) {
+    this.engine = options.engine;
+    this.plan = options.plan;
+    this.events = options.events;
   }
 
   /**
-   * A look, spending nothing, at whether the control keyed by `keyKind` refuses: the address before
-   * the body is read, the account once it is, so a locked caller gets its 429 before CSRF and
-   * field validation, as for every other limiter. Null when nothing refuses (or only in shadow).
+   * A look, spending nothing, at whether the unknown-device control keyed by `keyKind` refuses:
+   * the address before the body is read, the account once it is, so a locked caller gets its 429
+   * before CSRF and field validation, as for every other limiter. Null when nothing refuses (or
+   * only in shadow mode). The caller decides whether the attempt can be a known-device one; if so
+   * it does not ask, since those controls may not refuse it.
    */
   lockedBefore(caller: Caller, keyKind: 'ip' | 'account', email = ''): MaybePromise<Verdict | null> {
-    const name = this.controls.find((control) => this.engine.controls[control].control.key === keyKind);
+    const { engine } = this;
+    const name = this.plan.unknownDevice.find((control) => engine.controls[control].control.key === keyKind);
     if (!name) return null;
-    const key = keyFor(this.engine.controls[name].control, loginCaller(caller, email))!;
-    return then(this.engine.peek(name, key), (verdict) => (verdict.refused ? verdict : null));
+    const key = keyFor(
+      engine.controls[name].control,
+      callerWith(caller, { account: normaliseEmail(email) }),
+    )!;
+    return then(engine.peek(name, key), (verdict) => (verdict.refused ? verdict : null));
   }
 
   /**
-   * Reserves one unit of each control's failure budget before the password is checked. A
-   * reservation is an admission recorded in the store, so N parallel attempts can never all see
-   * "9 of 10 used" and then all fail: at most the budget's worth are ever in flight or counted.
-   * On success the account's counter is cleared and the other reserved units are released by
-   * their tokens (that exact admission, not "one less somewhere"); a failure simply keeps them.
+   * Reserves one unit of each control's failure budget before the password is checked: the
+   * device's alone for a known-device attempt (`deviceId` set: a valid device cookie for the
+   * account `email` names), else the address's and the account's. A reservation is an admission
+   * recorded in the store, so N parallel attempts can never all see "9 of 10 used" and then all
+   * fail: at most the budget's worth are ever in flight or counted. On success the account's and
+   * the device's counters are cleared and the address's unit is released by its token (that exact
+   * admission, not "one less somewhere"); a failure keeps them, and if its unit was the last one
+   * of a budget, a lock starts.
    */
-  async attempt(caller: Caller, email: string): Promise<LoginAttempt> {
+  async attempt(caller: Caller, email: string, deviceId: string | null): Promise<LoginAttempt> {
     const { engine } = this;
-    const subject = loginCaller(caller, email);
-    const reserved: { name: ControlName; key: string; token: number | undefined }[] = [];
-    const releaseAll = () => Promise.all(reserved.map((r) => this.release(r.name, r.key, r.token)));
-    for (const name of this.controls) {
+    const account = normaliseEmail(email);
+    const subject = callerWith(caller, { account, deviceId });
+    const reserved: Reservation[] = [];
+    const releaseAll = () => Promise.all(reserved.map((r) => this.release(r)));
+    for (const name of deviceId === null ? this.plan.unknownDevice : this.plan.knownDevice) {
       const key = keyFor(engine.controls[name].control, subject)!;
       const verdict = await engine.consume(name, key);
       if (verdict.refused) {
         await releaseAll(); // a refused login is not a failure: give back what this attempt took
+        if (deviceId !== null) this.report('known-device-refused', name, key, account);
         return { refused: verdict };
       }
-      // In shadow mode a would-be refusal goes on without a reservation (no token): nothing to give back.
-      reserved.push({ name, key, token: verdict.decision.token });
+      reserved.push({ name, key, verdict });
     }
     return {
       refused: null,
       settle: async (succeeded) => {
-        if (!succeeded) return;
-        await Promise.all(
-          reserved.map((r) =>
-            engine.controls[r.name].control.key === 'account'
-              ? engine.reset(r.name, r.key)
-              : this.release(r.name, r.key, r.token),
-          ),
-        );
+        if (succeeded) {
+          await Promise.all(
+            reserved.map((r) =>
+              engine.controls[r.name].control.key === 'ip' ? this.release(r) : engine.reset(r.name, r.key),
+            ),
+          );
+          return;
+        }
+        await Promise.all(reserved.map((r) => this.lockIfFilled(r, account)));
       },
     };
   }
 
-  private release(name: ControlName, key: string, token: number | undefined): MaybePromise<void> {
+  /**
+   * A failure that took the last unit of an enforced budget starts a lock: exactly one failure does
+   * per lock (the one whose reservation filled it), so the index entry and the event are written
+   * once per lock, however many refusals follow.
+   */
+  private async lockIfFilled(r: Reservation, account: string): Promise<void> {
+    const { bound, decision } = r.verdict;
+    if (bound.mode !== 'enforce' || decision.token === undefined || decision.remaining > 0) return;
+    await this.engine.noteLock(r.name, r.key, decision.resetMs);
+    this.report('lock-started', r.name, r.key, account);
+  }
+
+  private report(type: SecurityEvent['type'], name: ControlName, key: string, account: string): void {
+    const byAddress = this.engine.controls[name].control.key === 'ip';
+    this.events.record({
+      type,
+      control: name,
+      email: byAddress ? null : account,
+      address: byAddress ? key : null,
+    });
+  }
+
+  /** Gives back a reservation; one a shadow-mode control let through without recording has nothing to give. */
+  private release({ name, key, verdict }: Reservation): MaybePromise<void> {
+    const token = verdict.decision.token;
     return token === undefined ? undefined : this.engine.release(name, key, token);
   }
 }

@@ -11,6 +11,7 @@ export const CONTROL_NAMES = [
   'api-unauthenticated',
   'login-account',
   'login-ip',
+  'login-device',
 ] as const;
 
 export type ControlName = (typeof CONTROL_NAMES)[number];
@@ -23,6 +24,8 @@ export interface Caller {
   readonly userId: number | null;
   /** The account in its normal form (src/auth/email.ts): the signed-in user's, or the one a login names. */
   readonly account: string | null;
+  /** The device id of a valid device cookie (src/auth/devices.ts) the caller presents, known to the server. */
+  readonly deviceId: string | null;
   /** The client address key (IPv6 by prefix), worked out only when a control needs it. */
   ipKey(): string;
 }
@@ -30,12 +33,12 @@ export interface Caller {
 export interface Control {
   readonly name: ControlName;
   readonly code: ErrorCode;
-  /** What the key is made of: the user id, the client IP (IPv6 by prefix), the account's email. */
-  readonly key: 'user-else-ip' | 'user' | 'ip' | 'account';
+  /** What the key is made of: the user id, the client IP (IPv6 by prefix), the account's email, the device id. */
+  readonly key: 'user-else-ip' | 'user' | 'ip' | 'account' | 'device';
   /** What spends the budget: every request on the route, or only failed credential checks. */
   readonly counts: 'every-request' | 'failed-logins';
   /** Whose budgets GET /api/rate-limits reports it for. */
-  readonly reportedFor: 'everyone' | 'signed-in' | 'signed-out';
+  readonly reportedFor: 'everyone' | 'signed-in' | 'signed-out' | 'known-device';
   readonly budget: (limits: Config['rateLimits']) => Budget;
 }
 
@@ -79,6 +82,15 @@ export const CONTROLS: Readonly<Record<ControlName, Control>> = {
     counts: 'failed-logins',
     reportedFor: 'everyone',
     budget: (l) => l.loginIp, // RATE_LIMIT_LOGIN_IP, default 100/15m
+  },
+  // Contract §8: a login from a known device is counted here alone, never by account or address.
+  'login-device': {
+    name: 'login-device',
+    code: 'LOGIN_RATE_LIMIT',
+    key: 'device',
+    counts: 'failed-logins',
+    reportedFor: 'known-device',
+    budget: (l) => l.loginDevice, // RATE_LIMIT_LOGIN_DEVICE, default 10/15m
   },
 };
 
@@ -124,7 +136,22 @@ export function keyFor(control: Control, caller: Caller): string | null {
       return caller.ipKey();
     case 'account':
       return caller.account;
+    case 'device':
+      return caller.deviceId;
   }
+}
+
+/** The same caller, keyed under other parts: the account a login names, the device it presents. */
+export function callerWith(
+  caller: Caller,
+  parts: { readonly account?: string | null; readonly deviceId?: string | null },
+): Caller {
+  return {
+    userId: parts.account === undefined ? caller.userId : null,
+    account: parts.account === undefined ? caller.account : parts.account,
+    deviceId: parts.deviceId === undefined ? caller.deviceId : parts.deviceId,
+    ipKey: () => caller.ipKey(),
+  };
 }
 
 /** The controls GET /api/rate-limits reports for this caller, each with the caller's key, in table order. */
@@ -135,6 +162,7 @@ export function controlsFor(caller: Caller): { name: ControlName; key: string }[
     const control = CONTROLS[name];
     if (control.reportedFor === 'signed-in' && !signedIn) continue;
     if (control.reportedFor === 'signed-out' && signedIn) continue;
+    if (control.reportedFor === 'known-device' && caller.deviceId === null) continue;
     const key = keyFor(control, caller);
     if (key !== null) applies.push({ name, key });
   }
@@ -145,13 +173,19 @@ export function controlsFor(caller: Caller): { name: ControlName; key: string }[
  * What a route is subject to. Decided once per route when it is registered, never per request
  * from the URL, so the exemptions hold by construction:
  * - `controls`: these controls count every request, and nothing else applies (no generic bucket);
- * - `login`: only the login-failure controls, checked before the password, spent by failures;
+ * - `login`: only the login-failure controls, checked before the password, spent by failures:
+ *   `knownDevice` for an attempt with a valid device cookie for the submitted account, else
+ *   `unknownDevice`, each in the order checked;
  * - `exempt`: no control at all;
  * - `generic`: the generic bucket of the caller's state (per user when signed in, else per IP).
  */
 export type RoutePlan =
   | { readonly kind: 'controls'; readonly controls: readonly ControlName[] }
-  | { readonly kind: 'login'; readonly controls: readonly ControlName[] }
+  | {
+      readonly kind: 'login';
+      readonly unknownDevice: readonly ControlName[];
+      readonly knownDevice: readonly ControlName[];
+    }
   | { readonly kind: 'exempt' }
   | { readonly kind: 'generic'; readonly authenticated: ControlName; readonly unauthenticated: ControlName };
 
@@ -159,7 +193,11 @@ export const ROUTE_PLANS: Readonly<Record<string, RoutePlan>> = {
   'PATCH /api/employee/tasks/bulk': { kind: 'controls', controls: ['task-bulk'] },
   'GET /api/csrf-token': { kind: 'exempt' }, // the login entry path never meets generic pressure
   // The address first: a burst from one address is refused before it leaves state for every email.
-  'POST /api/auth/login': { kind: 'login', controls: ['login-ip', 'login-account'] },
+  'POST /api/auth/login': {
+    kind: 'login',
+    unknownDevice: ['login-ip', 'login-account'],
+    knownDevice: ['login-device'],
+  },
   'GET /api/rate-limits': { kind: 'exempt' }, // reads the caller's budgets, never spends them
 };
 

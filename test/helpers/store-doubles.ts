@@ -2,6 +2,7 @@
 import type { Clock } from '../../src/clock.ts';
 import { MemoryStore } from '../../src/rate-limit/stores/memory-store.ts';
 import {
+  type LockEntry,
   type RateDecision,
   type RateRule,
   type RemoteHealth,
@@ -65,6 +66,14 @@ export class FakeRemoteStore implements RemoteStore {
 
   reset(rule: RateRule, key: string): Promise<void> {
     return this.run('reset', () => this.memory.reset(rule, key));
+  }
+
+  noteLock(rule: RateRule, key: string, resetMs: number): Promise<void> {
+    return this.run('noteLock', () => this.memory.noteLock(rule, key, resetMs));
+  }
+
+  locks(rule: RateRule, max: number): Promise<readonly LockEntry[]> {
+    return this.run('locks', () => this.memory.locks(rule, max));
   }
 
   ping(): Promise<void> {

@@ -60,6 +60,7 @@ describe('GET /docs/json', () => {
       'PATCH /api/employee/tasks/bulk',
       'GET /api/rate-limits',
       'POST /api/admin/login-locks/reset',
+      'GET /api/admin/login-locks',
       'GET /api/admin/security-events',
     ];
     for (const route of contract) assert.ok(routes.includes(route), `${route} is documented`);

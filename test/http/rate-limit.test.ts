@@ -239,6 +239,7 @@ describe('GET /api/rate-limits', () => {
     assert.deepEqual([...report.keys()].sort(), [
       'api-authenticated',
       'login-account',
+      'login-device',
       'login-ip',
       'task-bulk',
     ]);

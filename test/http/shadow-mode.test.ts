@@ -68,6 +68,7 @@ describe('RATE_LIMIT_SHADOW', () => {
       'api-authenticated': 'enforce',
       'login-account': 'enforce',
       'login-ip': 'shadow',
+      'login-device': 'enforce', // the browser that just logged in is a known device
     });
   });
 

@@ -2,6 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { normaliseEmail } from '../../auth/email.ts';
+import type { SecurityEventSink } from '../../auth/security-event.ts';
 import { type ErrorCode, errorBody } from '../../errors.ts';
 import { addressKey, clientAddress, type TrustProxy } from '../../rate-limit/client-ip.ts';
 import { type RateLimitEngine, resetSeconds, type Verdict } from '../../rate-limit/engine.ts';
@@ -37,6 +38,14 @@ export interface RateLimitPluginOptions {
   readonly engine: RateLimitEngine;
   readonly trustProxy: TrustProxy;
   readonly ipv6Prefix: number;
+  /** Where the login flow reports locks that start and refused known devices. */
+  readonly events: SecurityEventSink;
+  /**
+   * Whether a login request may be a known-device attempt (it carries a device cookie whose
+   * signature holds). Such a request is not refused by the account or address before the handler,
+   * which alone can tell whether the cookie belongs to the account the body names.
+   */
+  readonly mayBeKnownDevice: (request: FastifyRequest) => boolean;
 }
 
 /** The caller of one request; the client address is worked out only if a control needs it. */
@@ -55,6 +64,10 @@ class RequestCaller implements Caller {
   get account(): string | null {
     const user = this.request.user;
     return user ? normaliseEmail(user.email) : null;
+  }
+  /** The rate limiter does not read device cookies; the routes that need the device set it (callerWith). */
+  get deviceId(): string | null {
+    return null;
   }
   ipKey(): string {
     if (this.key === null) {
@@ -80,7 +93,7 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
       const plan = planForRoute(method, route.url ?? route.path);
       route.config = { ...route.config, rateLimitPlan: plan };
       if (plan.kind !== 'login') return;
-      route.config.loginFlow = new LoginFlow(engine, plan.controls);
+      route.config.loginFlow = new LoginFlow({ engine, plan, events: options.events });
       // The account's lock needs the submitted email, so it is looked at once the body is parsed,
       // first among the route's preValidation hooks: before CSRF and field validation, as for
       // every other limiter, a locked account gets its 429.
@@ -94,7 +107,7 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
     ) => {
       const flow = request.routeOptions.config.loginFlow;
       const email = (request.body as { email?: unknown } | undefined)?.email;
-      if (!flow || typeof email !== 'string') return done();
+      if (!flow || typeof email !== 'string' || options.mayBeKnownDevice(request)) return done();
       let outcome: Verdict | null | Promise<Verdict | null>;
       try {
         outcome = flow.lockedBefore(request.caller, 'account', email);
@@ -114,6 +127,7 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
           case 'exempt':
             return done();
           case 'login':
+            if (options.mayBeKnownDevice(request)) return done();
             outcome = request.routeOptions.config.loginFlow!.lockedBefore(caller, 'ip');
             break;
           case 'controls': {

@@ -1,7 +1,9 @@
 // CSRF bootstrap, login, logout and the current user (contract §3).
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DEVICE_COOKIE, DEVICE_COOKIE_PATH, DeviceCookies } from '../../auth/devices.ts';
 import { hashPassword, needsRehash } from '../../auth/passwords.ts';
 import { ApiError } from '../../errors.ts';
+import type { LoginAttempt } from '../../rate-limit/login-flow.ts';
 import { cookieOptions } from '../plugins/csrf.ts';
 import { sendRefusal } from '../plugins/rate-limit.ts';
 import { SESSION_COOKIE } from '../plugins/session.ts';
@@ -15,7 +17,7 @@ const csrfTokenResponse = {
 } as const;
 
 export async function authRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
-  const { users, sessions, passwords } = services;
+  const { users, sessions, passwords, devices } = services;
   const hashCost = services.config.passwordHashCost;
 
   app.get('/api/csrf-token', {
@@ -51,9 +53,17 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
     },
     handler: async (request, reply) => {
       const { email, password } = request.body;
-      const attempt = await request.routeOptions.config.loginFlow!.attempt(request.caller, email);
-      if (attempt.refused) return sendRefusal(reply, attempt.refused);
       const credentials = await users.findCredentials(email);
+      // A known device: a valid cookie issued to the account this email names, after its last revocation.
+      const claim = devices.read(request.cookies[DEVICE_COOKIE]);
+      const known =
+        credentials !== null &&
+        DeviceCookies.knownFor(claim, credentials.user.id, credentials.devicesValidAfter);
+      const flow = request.routeOptions.config.loginFlow;
+      const attempt: LoginAttempt = flow
+        ? await flow.attempt(request.caller, email, known ? claim!.deviceId : null)
+        : { refused: null, settle: async () => {} }; // the bench's app without the rate-limit policy
+      if (attempt.refused) return sendRefusal(reply, attempt.refused);
       const ok = await passwords.check(password, credentials?.passwordHash ?? null);
       await attempt.settle(ok);
       if (!ok || !credentials) throw new ApiError('INVALID_CREDENTIALS');
@@ -70,6 +80,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
         ...cookieOptions(request),
         maxAge: session.maxAgeSeconds,
       });
+      setDeviceCookie(request, reply, devices.issue(credentials.user.id).value, devices.maxAgeSeconds);
       return { user: credentials.user, csrfToken: app.csrf.forSession(session.sessionId) };
     },
   });
@@ -83,6 +94,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
     },
     handler: async (request, reply) => {
       await sessions.destroy(request.cookies[SESSION_COOKIE]!);
+      // The device cookie stays: this browser remains a known device of the account.
       reply.clearCookie(SESSION_COOKIE, cookieOptions(request));
       return reply.code(204).send();
     },
@@ -99,5 +111,16 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
       },
     },
     handler: async (request) => ({ user: request.user! }),
+  });
+}
+
+/** A fresh device cookie at every successful login (contract §8): only /api/auth ever receives it. */
+function setDeviceCookie(request: FastifyRequest, reply: FastifyReply, value: string, maxAge: number): void {
+  reply.setCookie(DEVICE_COOKIE, value, {
+    path: DEVICE_COOKIE_PATH,
+    httpOnly: true,
+    sameSite: 'strict',
+    secure: request.protocol === 'https',
+    maxAge,
   });
 }

@@ -1,6 +1,7 @@
-// The caller's budgets, read without spending (contract §6), and the admin's login-lock reset.
-import type { FastifyInstance } from 'fastify';
-import { errorResponses } from '../schemas.ts';
+// The caller's budgets, read without spending (contract §6 and §8's known device).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { DEVICE_COOKIE, DeviceCookies } from '../../auth/devices.ts';
+import { callerWith } from '../../rate-limit/policy.ts';
 import type { Services } from '../services.ts';
 
 const reportSchema = {
@@ -17,7 +18,21 @@ const reportSchema = {
   },
 } as const;
 
-export async function rateLimitRoutes(app: FastifyInstance, _options: { services: Services }): Promise<void> {
+export async function rateLimitRoutes(
+  app: FastifyInstance,
+  { services }: { services: Services },
+): Promise<void> {
+  const { devices, users } = services;
+
+  /** The device id of a valid device cookie that its account has not revoked; null for any other. */
+  const knownDevice = async (request: FastifyRequest): Promise<string | null> => {
+    const claim = devices.read(request.cookies[DEVICE_COOKIE]);
+    if (!claim) return null;
+    const validAfter = await users.devicesValidAfter(claim.userId);
+    if (validAfter === undefined) return null;
+    return DeviceCookies.knownFor(claim, claim.userId, validAfter) ? claim.deviceId : null;
+  };
+
   app.get('/api/rate-limits', {
     schema: {
       tags: ['rate limits'],
@@ -30,26 +45,9 @@ export async function rateLimitRoutes(app: FastifyInstance, _options: { services
         },
       },
     },
-    handler: async (request) => ({ controls: await app.rateLimit.reportFor(request.caller) }),
-  });
-
-  app.post<{ Body: { email: string } }>('/api/admin/login-locks/reset', {
-    config: { access: 'admin' },
-    schema: {
-      tags: ['rate limits'],
-      summary: "Clear an account's login-failure counter (admins only)",
-      body: {
-        type: 'object',
-        required: ['email'],
-        additionalProperties: false,
-        properties: { email: { type: 'string', minLength: 1, maxLength: 254 } },
-      },
-      response: { 204: { type: 'null' }, ...errorResponses(400, 401, 403, 429) },
-    },
-    handler: async (request, reply) => {
-      await app.rateLimit.resetAccount(request.body.email);
-      request.log.info({ control: 'login-account', by: request.user!.id }, 'login lock reset');
-      return reply.code(204).send();
+    handler: async (request) => {
+      const caller = callerWith(request.caller, { deviceId: await knownDevice(request) });
+      return { controls: await app.rateLimit.reportFor(caller) };
     },
   });
 }

@@ -2,6 +2,7 @@
 import type { Clock } from '../../clock.ts';
 import type { StoreFailureMode } from '../../config.ts';
 import {
+  type LockEntry,
   type MaybePromise,
   type RateDecision,
   type RateLimitStore,
@@ -96,6 +97,27 @@ export class FailoverStore implements RateLimitStore {
     const local = this.mode === 'local' ? this.local.reset(rule, key) : undefined;
     if (!this.useRemote()) return this.mode === 'closed' ? this.unavailable() : local;
     return this.remote.reset(rule, key).catch((error) => this.failed('reset', error, () => local));
+  }
+
+  noteLock(rule: RateRule, key: string, resetMs: number): MaybePromise<void> {
+    const fallback = (): MaybePromise<void> => {
+      if (this.mode === 'closed') this.unavailable();
+      return this.mode === 'local' ? this.local.noteLock(rule, key, resetMs) : undefined;
+    };
+    if (!this.useRemote()) return fallback();
+    return this.remote
+      .noteLock(rule, key, resetMs)
+      .catch((error) => this.failed('noteLock', error, fallback));
+  }
+
+  /** The remote index while it answers; during an outage, the local one in `local` mode (its own locks). */
+  locks(rule: RateRule, max: number): MaybePromise<readonly LockEntry[]> {
+    const fallback = (): MaybePromise<readonly LockEntry[]> => {
+      if (this.mode === 'closed') this.unavailable();
+      return this.mode === 'local' ? this.local.locks(rule, max) : [];
+    };
+    if (!this.useRemote()) return fallback();
+    return this.remote.locks(rule, max).catch((error) => this.failed('locks', error, fallback));
   }
 
   async close(): Promise<void> {

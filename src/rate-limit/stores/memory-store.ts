@@ -10,7 +10,7 @@ import {
   shapeOf,
   type WindowShape,
 } from '../sliding-window.ts';
-import type { RateDecision, RateLimitStore, RateRule } from './store.ts';
+import type { LockEntry, RateDecision, RateLimitStore, RateRule } from './store.ts';
 
 /**
  * Every rule gets a Partition: a Map from key to a slot number, and one typed-array slab in which
@@ -34,6 +34,8 @@ class Partition {
   private heads = new Float64Array(0);
   /** When each slot was given to its key: tokens older than that belong to a reset or expired past. */
   private since = new Float64Array(0);
+  /** The lock index: key → when its noted lock ends. Ended entries go on read and at each rotation. */
+  private readonly locked = new Map<string, number>();
 
   readonly shape: WindowShape;
 
@@ -90,9 +92,26 @@ class Partition {
     }
   }
 
+  noteLock(key: string, until: number): void {
+    this.locked.set(key, until);
+  }
+
+  locks(now: number, max: number): LockEntry[] {
+    this.dropEndedLocks(now);
+    return [...this.locked]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, max)
+      .map(([key, until]) => ({ key, resetMs: until - now }));
+  }
+
+  private dropEndedLocks(now: number): void {
+    for (const [key, until] of this.locked) if (until <= now) this.locked.delete(key);
+  }
+
   /** Drops the generation that has been idle for a whole horizon. */
   rotate(now: number): void {
     if (now < this.rotateAt) return;
+    this.dropEndedLocks(now);
     const idle =
       now - this.rotateAt >= this.shape.horizonMs ? [this.previous, this.current] : [this.previous];
     for (const generation of idle) for (const slot of generation.values()) this.freeSlot(slot);
@@ -194,6 +213,15 @@ export class MemoryStore implements RateLimitStore {
 
   reset(rule: RateRule, key: string): void {
     this.partitions.get(rule)?.reset(key);
+  }
+
+  noteLock(rule: RateRule, key: string, resetMs: number): void {
+    const now = this.clock.now();
+    this.partition(rule, now).noteLock(key, now + resetMs);
+  }
+
+  locks(rule: RateRule, max: number): LockEntry[] {
+    return this.partitions.get(rule)?.locks(this.clock.now(), max) ?? [];
   }
 
   /** Keys currently tracked, over all rules (for tests and metrics). */

@@ -204,6 +204,46 @@ const RESET = `
 return redis.call('DEL', KEYS[1])
 `;
 
+/*
+ * The lock index of a rule: one sorted set, member = the caller's key, score = when its noted lock
+ * ends (ms, Redis's clock unless a test passes one). One key per rule, so on a cluster it lives in
+ * one slot, apart from the keys' states: noting a lock is its own round trip, made only when a
+ * failure fills a budget, never on the path of an ordinary decision.
+ */
+const CLOCK = `
+local function clockNow(given)
+  local now = tonumber(given)
+  if now then return now end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+`;
+
+/**
+ * noteLock. ARGV: member, resetMs, ttlMs (the rule's horizon: no noted lock ends later than that
+ * from now, so the set outlives every entry), now ('' = Redis TIME). Replies 1.
+ */
+const NOTE_LOCK = `${CLOCK}
+local now = clockNow(ARGV[4])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+`;
+
+/** locks. ARGV: max, now ('' = Redis TIME). Replies {member, resetMs, …}, latest end first. */
+const LOCKS = `${CLOCK}
+local now = clockNow(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local entries = redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1, 'WITHSCORES')
+local reply = {}
+for i = 1, #entries, 2 do
+  reply[#reply + 1] = entries[i]
+  reply[#reply + 1] = tonumber(entries[i + 1]) - now
+end
+return reply
+`;
+
 export interface Script {
   readonly name: string;
   readonly lua: string;
@@ -218,6 +258,8 @@ export const SCRIPTS = {
   decide: script('decide', DECIDE),
   release: script('release', RELEASE),
   reset: script('reset', RESET),
+  noteLock: script('noteLock', NOTE_LOCK),
+  locks: script('locks', LOCKS),
 } as const;
 
 /** The ARGV prefix every script shares: the window's shape. */
@@ -278,6 +320,19 @@ export function parseDecision(reply: unknown, shape: WindowShape, consume: boole
 export function parseFlag(name: string, reply: unknown): boolean {
   if (reply !== 0 && reply !== 1) throw malformed(name, reply);
   return reply === 1;
+}
+
+/** Checks the locks script's reply: pairs of a key and a positive number of ms. */
+export function parseLocks(reply: unknown): { key: string; resetMs: number }[] {
+  if (!Array.isArray(reply) || reply.length % 2 !== 0) throw malformed('locks', reply);
+  const entries: { key: string; resetMs: number }[] = [];
+  for (let i = 0; i < reply.length; i += 2) {
+    const [key, resetMs] = [reply[i], reply[i + 1]];
+    if (typeof key !== 'string' || !Number.isSafeInteger(resetMs) || (resetMs as number) <= 0)
+      throw malformed('locks', reply);
+    entries.push({ key, resetMs: resetMs as number });
+  }
+  return entries;
 }
 
 function malformed(name: string, reply: unknown): StoreUnavailableError {

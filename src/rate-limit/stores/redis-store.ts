@@ -7,12 +7,14 @@ import {
   LAYOUT_VERSION,
   parseDecision,
   parseFlag,
+  parseLocks,
   runScript,
   SCRIPTS,
   type Script,
   shapeArgs,
 } from './redis-scripts.ts';
 import {
+  type LockEntry,
   type RateDecision,
   type RateRule,
   type RemoteHealth,
@@ -139,6 +141,26 @@ export class RedisStore implements RemoteStore {
 
   async reset(rule: RateRule, key: string): Promise<void> {
     parseFlag('reset', await this.run('reset', SCRIPTS.reset, this.keyOf(rule, key), []));
+  }
+
+  /**
+   * The key of a rule's lock index: `{rule}` is a hash tag of its own (state keys are tagged
+   * `{rule:key}`), so the whole index is one slot, and no caller's key can name it.
+   */
+  lockIndexOf(rule: RateRule): string {
+    return `${this.keyPrefix}{${rule.name}}:locks${this.ruleShape(rule).suffix}`;
+  }
+
+  async noteLock(rule: RateRule, key: string, resetMs: number): Promise<void> {
+    const { shape } = this.ruleShape(rule);
+    const now = this.clock ? Math.floor(this.clock.now()) : '';
+    const args = [key, Math.max(1, Math.ceil(resetMs)), shape.horizonMs, now];
+    parseFlag('noteLock', await this.run('noteLock', SCRIPTS.noteLock, this.lockIndexOf(rule), args));
+  }
+
+  async locks(rule: RateRule, max: number): Promise<readonly LockEntry[]> {
+    const now = this.clock ? Math.floor(this.clock.now()) : '';
+    return parseLocks(await this.run('locks', SCRIPTS.locks, this.lockIndexOf(rule), [max, now]));
   }
 
   /** Resolves when Redis answers a PING within the deadline; rejects with StoreUnavailableError. */

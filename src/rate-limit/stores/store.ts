@@ -24,6 +24,12 @@ export interface RateDecision {
 
 export type MaybePromise<T> = T | Promise<T>;
 
+/** One entry of a rule's lock index: a key that spent its budget, and the ms until its noted lock ends. */
+export interface LockEntry {
+  readonly key: string;
+  readonly resetMs: number;
+}
+
 /**
  * A rate-limit store. Every member is atomic per key: two concurrent `consume` calls on one key
  * (from one process or many) can never both take the last unit of budget. Stores persist state
@@ -43,6 +49,15 @@ export interface RateLimitStore {
   release(rule: RateRule, key: string, token: number): MaybePromise<void>;
   /** Forgets everything recorded for the key. */
   reset(rule: RateRule, key: string): MaybePromise<void>;
+  /**
+   * The lock index, so that admins can list what is locked without a scan over every key: notes
+   * that `key` spent its budget and stays locked `resetMs` from now (the store's clock). Noting a
+   * key again moves its end. The index lives in one place per rule (one cluster slot), apart from
+   * the keys' own state, so it is advisory: readers confirm each entry with `peek`.
+   */
+  noteLock(rule: RateRule, key: string, resetMs: number): MaybePromise<void>;
+  /** Up to `max` noted keys whose lock has not ended, latest end first; ended entries are dropped. */
+  locks(rule: RateRule, max: number): MaybePromise<readonly LockEntry[]>;
   close(): Promise<void>;
 }
 
@@ -58,6 +73,8 @@ export interface RemoteStore extends RateLimitStore {
   peek(rule: RateRule, key: string): Promise<RateDecision>;
   release(rule: RateRule, key: string, token: number): Promise<void>;
   reset(rule: RateRule, key: string): Promise<void>;
+  noteLock(rule: RateRule, key: string, resetMs: number): Promise<void>;
+  locks(rule: RateRule, max: number): Promise<readonly LockEntry[]>;
   /** Waits until connected, at most `timeoutMs`; true when it is. Never rejects. */
   ready(timeoutMs: number): Promise<boolean>;
   /** Resolves when the store answers within its deadline; rejects with StoreUnavailableError. */

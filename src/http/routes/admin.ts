@@ -1,0 +1,88 @@
+// The admin's view of login locks (contract §8): what is locked now, and the unlock of an account.
+import type { FastifyInstance } from 'fastify';
+import { normaliseEmail } from '../../auth/email.ts';
+import type { Lock } from '../../rate-limit/engine.ts';
+import type { ControlName } from '../../rate-limit/policy.ts';
+import { errorResponses } from '../schemas.ts';
+import type { Services } from '../services.ts';
+
+/** The login controls whose locks are listed, and what each one's key is shown as. */
+const LISTED: readonly { control: ControlName; keyAs: 'email' | 'address' | 'device' }[] = [
+  { control: 'login-account', keyAs: 'email' },
+  { control: 'login-ip', keyAs: 'address' },
+  { control: 'login-device', keyAs: 'device' },
+];
+
+const lockSchema = {
+  type: 'object',
+  required: ['control', 'failures', 'retryAfter'],
+  additionalProperties: false,
+  properties: {
+    control: { type: 'string' },
+    email: { type: 'string' },
+    address: { type: 'string' },
+    device: { type: 'string' },
+    failures: { type: 'integer' },
+    retryAfter: { type: 'integer' },
+  },
+} as const;
+
+export async function adminRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
+  const { rateLimit, users, securityEvents, clock } = services;
+
+  app.get('/api/admin/login-locks', {
+    config: { access: 'admin' },
+    schema: {
+      tags: ['rate limits'],
+      summary: 'Accounts, addresses and known devices a login control refuses now (admins only)',
+      response: {
+        200: {
+          type: 'object',
+          required: ['locks'],
+          properties: { locks: { type: 'array', items: lockSchema } },
+        },
+        ...errorResponses(401, 403, 429),
+      },
+    },
+    handler: async () => {
+      const lists = await Promise.all(LISTED.map(({ control }) => rateLimit.lockedNow(control)));
+      return {
+        locks: lists.flatMap((locks, i) => locks.map((lock) => shown(lock, LISTED[i]!.keyAs))),
+      };
+    },
+  });
+
+  app.post<{ Body: { email: string } }>('/api/admin/login-locks/reset', {
+    config: { access: 'admin' },
+    schema: {
+      tags: ['rate limits'],
+      summary: "Clear an account's login-failure counter and revoke its known devices (admins only)",
+      body: {
+        type: 'object',
+        required: ['email'],
+        additionalProperties: false,
+        properties: { email: { type: 'string', minLength: 1, maxLength: 254 } },
+      },
+      response: { 204: { type: 'null' }, ...errorResponses(400, 401, 403, 429) },
+    },
+    handler: async (request, reply) => {
+      const { email } = request.body;
+      // Devices first: once the counter is clear, no device cookie issued before now is known.
+      await users.revokeDevices(email, clock.now());
+      await rateLimit.resetAccount(email);
+      const by = request.user!.id;
+      securityEvents.record({
+        type: 'admin-reset',
+        control: 'login-account',
+        email: normaliseEmail(email),
+        actorId: by,
+      });
+      request.log.info({ control: 'login-account', by }, 'login lock reset');
+      return reply.code(204).send();
+    },
+  });
+}
+
+function shown({ control, key, failures, retryAfter }: Lock, keyAs: 'email' | 'address' | 'device') {
+  return { control, [keyAs]: key, failures, retryAfter };
+}

@@ -85,6 +85,8 @@ export interface LoginLock {
   readonly email?: string;
   /** Set for controls keyed by address. */
   readonly address?: string;
+  /** Set for `login-device`: the id of the known device that is locked. */
+  readonly device?: string;
   readonly failures: number;
   /** Seconds until the lock frees an attempt. */
   readonly retryAfter: number;

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { DEVICE_COOKIE } from '../../src/auth/devices.ts';
+import type { LoginLock } from '../../src/client/index.ts';
 import { createTestApp, type TestApp, type TestAppOptions } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
 import { assertError } from '../helpers/http.ts';
@@ -11,17 +12,10 @@ after(closeTestDatabases);
 const WRONG = 'not-the-password';
 const URL = '/api/admin/login-locks';
 
-export interface LockJson {
-  control: string;
-  email?: string;
-  address?: string;
-  device?: string;
-  failures: number;
-  retryAfter: number;
-}
+type LockJson = LoginLock;
 
 /** Locks bob's account, one address and carol's known device; returns the app, an admin and the device id. */
-export async function lockThree(testApp: TestApp) {
+async function lockThree(testApp: TestApp) {
   const { client, clock } = testApp;
   const carol = client();
   assert.equal((await carol.login('carol@example.com')).statusCode, 200);
@@ -44,7 +38,7 @@ export async function lockThree(testApp: TestApp) {
   return { admin, device };
 }
 
-export const LOCK_ENV = {
+const LOCK_ENV = {
   RATE_LIMIT_LOGIN_ACCOUNT: '3/15m',
   RATE_LIMIT_LOGIN_IP: '4/15m',
   RATE_LIMIT_LOGIN_DEVICE: '2/15m',

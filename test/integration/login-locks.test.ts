@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DEVICE_COOKIE } from '../../src/auth/devices.ts';
+import type { LoginLock } from '../../src/client/index.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
 import { uniquePrefix } from '../helpers/redis.ts';
@@ -14,14 +15,7 @@ const WRONG = 'not-the-password';
 const skipRedis = await skipUnless('redis');
 const skipCluster = skipUnlessRedisBinaries();
 
-interface LockJson {
-  control: string;
-  email?: string;
-  address?: string;
-  device?: string;
-  failures: number;
-  retryAfter: number;
-}
+type LockJson = LoginLock;
 
 /*
  * Decisions take Redis's own clock (TIME), as in production, so waits are real seconds here; the

@@ -153,6 +153,7 @@ describe('ApiClient', () => {
       {
         control: 'task-bulk',
         code: 'TASK_BULK_RATE_LIMIT',
+        mode: 'enforce',
         limit: 30,
         windowSeconds: 900,
         remaining: 29,

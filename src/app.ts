@@ -1,9 +1,9 @@
 // Builds the application: services, then plugins → routes → error and 404 handlers.
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import pino from 'pino';
+import pino, { type DestinationStream } from 'pino';
 import { DEVICE_COOKIE, DeviceCookies } from './auth/devices.ts';
 import { PasswordChecker } from './auth/passwords.ts';
 import { SecurityEventLog } from './auth/security-event-log.ts';
@@ -38,7 +38,7 @@ import { SHARED_SCHEMAS } from './http/schemas.ts';
 import type { Services } from './http/services.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { BODY_LIMIT_BYTES } from './limits.ts';
-import { loggerOptions } from './logger-options.ts';
+import { logDestination, loggerOptions } from './logger-options.ts';
 import { RateLimitEngine } from './rate-limit/engine.ts';
 import { createStore, type StoreStack } from './rate-limit/stores/create-store.ts';
 
@@ -75,7 +75,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   });
   const sessionsRepository = new SessionsRepository(db);
   // One logger for the app and the store stack, which is built first (its readiness is a service).
-  const logger = pino(loggerOptions({ level: config.logLevel, production: config.env === 'production' }));
+  const logSettings = { level: config.logLevel, production: config.env === 'production' };
+  const logger = pino(loggerOptions(logSettings), logDestination(logSettings) as DestinationStream);
   const storeOptions = { redis: config.redis, failureMode: config.rateLimits.storeFailure };
   const stack = options.store ?? (await createStore(storeOptions, clock, logger));
   const services: Services = {
@@ -110,7 +111,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: fastifyTrustProxy(config),
     requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    genReqId: requestIds(),
     return503OnClosing: true,
     frameworkErrors,
     clientErrorHandler,
@@ -180,6 +181,16 @@ function withoutRateLimitPolicy(services: Services) {
     },
     { name: 'rate-limit', dependencies: ['session'] },
   );
+}
+
+/**
+ * Request ids unique across instances and restarts without a random UUID per request: a random
+ * 96-bit prefix per process, then a counter.
+ */
+function requestIds(): () => string {
+  const prefix = randomBytes(12).toString('base64url');
+  let next = 0;
+  return () => `${prefix}-${(next++).toString(36)}`;
 }
 
 /** Fastify's own view of proxies (request.protocol, request.ip in logs) follows TRUST_PROXY too. */

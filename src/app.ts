@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import pino, { type DestinationStream } from 'pino';
+import pino from 'pino';
 import { DEVICE_COOKIE, DeviceCookies } from './auth/devices.ts';
 import { PasswordChecker } from './auth/passwords.ts';
 import { SecurityEventLog } from './auth/security-event-log.ts';
@@ -38,7 +38,7 @@ import { SHARED_SCHEMAS } from './http/schemas.ts';
 import type { Services } from './http/services.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { BODY_LIMIT_BYTES } from './limits.ts';
-import { logDestination, loggerOptions } from './logger-options.ts';
+import { loggerOptions } from './logger-options.ts';
 import { RateLimitEngine } from './rate-limit/engine.ts';
 import { createStore, type StoreStack } from './rate-limit/stores/create-store.ts';
 
@@ -75,8 +75,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   });
   const sessionsRepository = new SessionsRepository(db);
   // One logger for the app and the store stack, which is built first (its readiness is a service).
-  const logSettings = { level: config.logLevel, production: config.env === 'production' };
-  const logger = pino(loggerOptions(logSettings), logDestination(logSettings) as DestinationStream);
+  const logger = pino(loggerOptions({ level: config.logLevel, production: config.env === 'production' }));
   const storeOptions = { redis: config.redis, failureMode: config.rateLimits.storeFailure };
   const stack = options.store ?? (await createStore(storeOptions, clock, logger));
   const services: Services = {

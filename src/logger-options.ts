@@ -1,6 +1,6 @@
 // The service's pino settings: JSON lines in production and pipes, readable lines in a development terminal.
 import { createRequire } from 'node:module';
-import pino, { type DestinationStream, type LoggerOptions } from 'pino';
+import type { LoggerOptions } from 'pino';
 
 /** Headers and cookies that carry credentials: never written to a log. */
 const REDACT = [
@@ -18,7 +18,9 @@ export interface LogSettings {
 /**
  * Pretty lines only when a person reads them (stdout is a terminal), outside production, and when
  * pino-pretty is installed: it is a development dependency, absent from a pruned production image.
- * Everywhere else the lines stay JSON for the log collector.
+ * Everywhere else the lines stay JSON for the log collector, written synchronously (pino's default):
+ * an asynchronous destination hands every line to a libuv thread, and measured per request that
+ * thread's wake-up cost more CPU than the write it saves (more so on a server held to one core).
  */
 export function loggerOptions(
   settings: LogSettings,
@@ -30,16 +32,6 @@ export function loggerOptions(
     ...options,
     transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' } },
   };
-}
-
-/**
- * Where production lines go: stdout, written asynchronously. A line is handed to the kernel at
- * once when no write is under way; lines logged during a write leave together in the next one, so
- * a busy server makes one write for many request lines instead of one blocking write per line.
- * pino flushes what is left when the process exits. Elsewhere: pino's default (synchronous).
- */
-export function logDestination(settings: LogSettings): DestinationStream | undefined {
-  return settings.production ? pino.destination({ dest: 1, sync: false }) : undefined;
 }
 
 function installed(name: string): boolean {

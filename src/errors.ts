@@ -4,7 +4,7 @@ import { BODY_LIMIT_BYTES, BULK_MAX_TASKS } from './limits.ts';
 export const ERRORS = {
   VALIDATION_ERROR: { status: 400, message: 'The request is not valid.' },
   INVALID_JSON: { status: 400, message: 'The request body is not valid JSON.' },
-  BAD_REQUEST: { status: 400, message: 'The request is not valid HTTP.' },
+  BAD_REQUEST: { status: 400, message: 'The request is malformed.' },
   TASK_BULK_TOO_LARGE: { status: 400, message: `A bulk request may name at most ${BULK_MAX_TASKS} tasks.` },
   INVALID_CREDENTIALS: { status: 401, message: 'The email or password is not correct.' },
   UNAUTHENTICATED: { status: 401, message: 'Sign in to use this route.' },
@@ -28,6 +28,7 @@ export const ERRORS = {
     message: 'Too many requests from this address. Wait before trying again.',
   },
   LOGIN_RATE_LIMIT: { status: 429, message: 'Too many failed sign-in attempts. Wait before trying again.' },
+  RANGE_NOT_SATISFIABLE: { status: 416, message: 'The requested range is not within the file.' },
   HEADERS_TOO_LARGE: { status: 431, message: 'The request headers are larger than 16 KiB.' },
   INTERNAL_ERROR: { status: 500, message: 'Something went wrong on our side.' },
   RATE_LIMIT_STORE_UNAVAILABLE: {

@@ -84,6 +84,8 @@ function parseHash(stored: string): ParsedHash | null {
   const argon = ARGON2ID.exec(stored);
   if (argon) {
     const [, m, t, p, salt, key] = argon;
+    // Out of argon2's range (m ≥ 8·p, t ≥ 1, p ≥ 1): a hash that cannot verify, not a thrown error.
+    if (Number(t) < 1 || Number(p) < 1 || Number(m) < 8 * Number(p)) return null;
     return {
       scheme: 'argon2id',
       memoryKiB: Number(m),
@@ -96,6 +98,7 @@ function parseHash(stored: string): ParsedHash | null {
   const legacy = SCRYPT.exec(stored);
   if (!legacy) return null;
   const [, log2N, r, p, salt, key] = legacy;
+  if (Number(log2N) < 1 || Number(log2N) > 24 || Number(r) < 1 || Number(p) < 1) return null;
   return {
     scheme: 'scrypt',
     log2N: Number(log2N),

@@ -26,6 +26,7 @@ export const API_ERROR_CODES = [
   'BAD_REQUEST',
   'REQUEST_TIMEOUT',
   'HEADERS_TOO_LARGE',
+  'RANGE_NOT_SATISFIABLE',
 ] as const;
 
 /** A code the API itself answers with. */

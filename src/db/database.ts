@@ -79,25 +79,32 @@ export function pgliteOptions(): { startParams: string[] } {
   };
 }
 
+/** Inside DATA_DIR while the template is being copied in; its presence marks an unfinished copy. */
+const PARTIAL = '.template-copy';
+
 /**
  * An empty DATA_DIR gets a copy of the data directory `npm run build` initialised (and migrated),
  * so the first start skips initdb: a few hundred milliseconds instead of seconds, and none of
- * initdb's memory. Copied beside the target, then renamed, so a crash never leaves half a cluster.
+ * initdb's memory. The copy is staged inside DATA_DIR itself (which may be a mount point that can
+ * be neither removed nor renamed onto), then moved up entry by entry, PG_VERSION last: a start
+ * that finds the stage without PG_VERSION knows an earlier copy was cut short and starts over.
  * Without a template (no build yet) PGlite runs initdb itself, as before.
  */
 async function seedDataDirFromTemplate(dataDir: string): Promise<void> {
   if (existsSync(path.join(dataDir, 'PG_VERSION'))) return;
-  if (!existsSync(path.join(PGLITE_TEMPLATE_DIR, 'PG_VERSION'))) {
-    await mkdir(dataDir, { recursive: true });
-    return;
-  }
-  if (existsSync(dataDir) && (await readdir(dataDir)).length > 0) return; // not ours to fill
-  const partial = `${path.resolve(dataDir)}.partial-${process.pid}`;
-  await rm(partial, { recursive: true, force: true });
-  await cp(PGLITE_TEMPLATE_DIR, partial, { recursive: true });
-  await rm(dataDir, { recursive: true, force: true }); // an empty directory the operator made
-  await mkdir(path.dirname(path.resolve(dataDir)), { recursive: true });
-  await rename(partial, dataDir);
+  await mkdir(dataDir, { recursive: true });
+  if (!existsSync(path.join(PGLITE_TEMPLATE_DIR, 'PG_VERSION'))) return;
+  const stage = path.join(dataDir, PARTIAL);
+  const present = await readdir(dataDir);
+  if (present.length > 0 && !present.includes(PARTIAL)) return; // someone else's files: not ours to fill
+  // An unfinished copy: what was moved up came from the template, so it can all go.
+  for (const entry of present) await rm(path.join(dataDir, entry), { recursive: true, force: true });
+  await cp(PGLITE_TEMPLATE_DIR, stage, { recursive: true });
+  const entries = (await readdir(stage)).sort(
+    (a, b) => Number(a === 'PG_VERSION') - Number(b === 'PG_VERSION'),
+  );
+  for (const entry of entries) await rename(path.join(stage, entry), path.join(dataDir, entry));
+  await rm(stage, { recursive: true, force: true });
 }
 
 function wrapPglite(db: PGlite): Database {

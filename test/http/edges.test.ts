@@ -93,6 +93,17 @@ describe('strings PostgreSQL refuses', () => {
   });
 });
 
+describe('client errors raised by plugins', () => {
+  it('answers a Range beyond the page 416 RANGE_NOT_SATISFIABLE in our shape, not 500', async (t) => {
+    const { app, close } = await createTestApp();
+    t.after(close);
+    const response = await app.inject({ method: 'GET', url: '/', headers: { range: 'bytes=99999999-' } });
+    assert.equal(response.statusCode, 416);
+    assert.equal(code(response), 'RANGE_NOT_SATISFIABLE');
+    assert.equal(response.headers['x-content-type-options'], 'nosniff');
+  });
+});
+
 describe('answers before routing, over a real keep-alive connection', () => {
   const listen = async (t: import('node:test').TestContext) => {
     const testApp = await createTestApp();

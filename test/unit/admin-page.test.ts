@@ -82,6 +82,7 @@ describe('lock wording', () => {
       email: 'alice@example.com',
     });
     assert.deepEqual(subjectOf({ address: '203.0.113.7' }), { text: '203.0.113.7', email: null });
+    assert.deepEqual(subjectOf({ device: '0123456789abcdef' }), { text: 'device 01234567…', email: null });
     assert.deepEqual(subjectOf({ email: null, address: null }), { text: 'Unknown', email: null });
   });
 
@@ -95,7 +96,7 @@ describe('lock wording', () => {
     assert.equal(failuresText(1), '1 failed sign-in');
     assert.equal(failuresText(10), '10 failed sign-ins');
     const a = lockKey({ control: 'login-account', email: 'a@x', failures: 10, retryAfter: 5 });
-    const b = lockKey({ control: 'login-device', email: 'a@x', failures: 10, retryAfter: 5 });
+    const b = lockKey({ control: 'login-device', device: 'd1', failures: 10, retryAfter: 5 });
     assert.notEqual(a, b);
   });
 });

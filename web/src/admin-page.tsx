@@ -56,8 +56,9 @@ export function AdminPage({ client, user, onSignedOut }: Props) {
           </button>
         </div>
         <p class="hint">
-          Accounts and network addresses refused sign-in right now after too many failed attempts. Unlocking
-          an account lets its owner sign in again at once; an address lock ends by itself.
+          Accounts, network addresses and known devices refused sign-in right now after too many failed
+          attempts. Unlocking an account lets its owner sign in again at once; an address or device lock ends
+          by itself.
         </p>
         <p role="status" id="unlock-status" class="status">
           {locks.notice}

@@ -21,19 +21,20 @@ export const controlLabel = (control: string): string => CONTROL_LABELS[control]
  * locks can be reset; an address lock ends by itself when its window frees an attempt.
  */
 export function subjectOf(
-  entry: Pick<LoginLock, 'email' | 'address'> | Pick<SecurityEvent, 'email' | 'address'>,
+  entry: Pick<LoginLock, 'email' | 'address' | 'device'> | Pick<SecurityEvent, 'email' | 'address'>,
 ): {
   readonly text: string;
   readonly email: string | null;
 } {
   if (entry.email) return { text: entry.email, email: entry.email };
   if (entry.address) return { text: entry.address, email: null };
+  if ('device' in entry && entry.device) return { text: `device ${entry.device.slice(0, 8)}…`, email: null };
   return { text: 'Unknown', email: null };
 }
 
 /** A stable key for a lock row: one control locks one subject at most once. */
 export const lockKey = (lock: LoginLock): string =>
-  `${lock.control}:${lock.email ?? ''}:${lock.address ?? ''}`;
+  `${lock.control}:${lock.email ?? ''}:${lock.address ?? ''}:${lock.device ?? ''}`;
 
 /** "3 failed sign-ins" */
 export const failuresText = (failures: number): string =>

@@ -49,6 +49,11 @@ export function toApiError(error: FastifyError, request: FastifyRequest): ApiErr
   if (error instanceof SyntaxError || (error.statusCode === 400 && error.code?.startsWith('FST_ERR_CTP'))) {
     return new ApiError('INVALID_JSON');
   }
+  // Any other client error a plugin raises (@fastify/static's 416 for an unsatisfiable Range, …)
+  // stays a 4xx in our shape; only a status of 500 and up is ours to own.
+  const status = error.statusCode ?? 500;
+  if (status === 416) return new ApiError('RANGE_NOT_SATISFIABLE');
+  if (status >= 400 && status < 500) return new ApiError('BAD_REQUEST');
   return null;
 }
 

@@ -9,31 +9,29 @@ const CSP =
  * written before any hook can run (a URL that cannot be decoded, a request Node's parser refused).
  */
 export function securityHeaders(url: string): Record<string, string> {
-  const headers: Record<string, string> = {
-    'x-content-type-options': 'nosniff',
-    'x-frame-options': 'DENY',
-    'referrer-policy': 'no-referrer',
-  };
-  if (url.startsWith('/api/')) headers['cache-control'] = 'no-store';
-  else if (!url.startsWith('/docs')) headers['content-security-policy'] = CSP;
-  return headers;
+  return Object.fromEntries(headerSetFor(url));
 }
 
-/** The three sets securityHeaders() answers, made once: the hook allocates nothing per request. */
-const API_HEADERS = Object.entries(securityHeaders('/api/'));
-const DOCS_HEADERS = Object.entries(securityHeaders('/docs'));
-const PAGE_HEADERS = Object.entries(securityHeaders('/'));
+const COMMON = {
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+};
+/** The three sets, made once: the hook allocates nothing per request. */
+const API_HEADERS = Object.entries({ ...COMMON, 'cache-control': 'no-store' });
+const DOCS_HEADERS = Object.entries(COMMON);
+const PAGE_HEADERS = Object.entries({ ...COMMON, 'content-security-policy': CSP });
+
+/** `/api`, `/api/…` and `/api?…` are the API (404s included); `/docs` has its own scripts; the rest is the page. */
+function headerSetFor(url: string): readonly [string, string][] {
+  if (url.startsWith('/api') && (url.length === 4 || url[4] === '/' || url[4] === '?')) return API_HEADERS;
+  return url.startsWith('/docs') ? DOCS_HEADERS : PAGE_HEADERS;
+}
 
 export const securityHeadersPlugin = fp(
   async (app) => {
     app.addHook('onSend', (request, reply, payload, done) => {
-      const url = request.url;
-      const headers = url.startsWith('/api/')
-        ? API_HEADERS
-        : url.startsWith('/docs')
-          ? DOCS_HEADERS
-          : PAGE_HEADERS;
-      for (const [name, value] of headers) {
+      for (const [name, value] of headerSetFor(request.url)) {
         // A route's own caching decision (a 429's no-store, a static file's) stands.
         if (name !== 'cache-control' || !reply.hasHeader(name)) reply.header(name, value);
       }

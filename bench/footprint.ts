@@ -1,11 +1,12 @@
 // The service's own footprint as an operator meets it: time to /readyz and RSS, embedded and on PostgreSQL.
 // Run: node bench/footprint.ts   (also a phase of npm run bench: BENCH_ONLY=footprint)
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from './lib/free-port.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Exactly what `npm start` runs (its environment settings included), exec'd so the pid is the server's. */
@@ -118,17 +119,6 @@ function status(pid: number): { rss: number; hwm: number } {
   const kib = (field: string) =>
     Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? Number.NaN);
   return { rss: Math.round(kib('VmRSS') / 1024), hwm: Math.round(kib('VmHWM') / 1024) };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

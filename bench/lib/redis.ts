@@ -1,25 +1,15 @@
 // Redis for the bench: a private redis-server (so INFO counts only the bench), and round-trip counting.
+
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { freePort } from './free-port.ts';
 
 export interface BenchRedis {
   readonly url: string;
   /** True when this run started the server (and so owns all of its traffic). */
   readonly private: boolean;
   stop(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 async function answers(url: string): Promise<boolean> {

@@ -1,4 +1,5 @@
 // Two instances behind a real nginx with upstream keep-alive: client addresses via X-Forwarded-For, and no 502 around refused requests.
+
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -12,6 +13,7 @@ import { ManualClock } from '../../src/clock.ts';
 import { send, sendRaw, type Target } from '../fuzz/transport.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
+import { freePort } from '../helpers/redis-server.ts';
 import { servicesRequired } from '../helpers/services.ts';
 
 const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx', '/usr/local/sbin/nginx'].find((candidate) =>
@@ -63,17 +65,6 @@ ${upstreams.map((upstream) => `    server 127.0.0.1:${upstream};`).join('\n')}
   }
 }
 `;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Resolves once `port` accepts connections, or rejects after `ms`. */

@@ -56,7 +56,11 @@ describe('src/server.ts', () => {
       assert.match(server.output(), new RegExp(email.replace('.', '\\.')));
     }
     assert.match(server.output(), /demo-password/);
-    assert.doesNotMatch(server.output(), /SESSION_SECRET=|\$argon2id\$|scrypt\$/, 'no secret or hash is printed');
+    assert.doesNotMatch(
+      server.output(),
+      /SESSION_SECRET=|\$argon2id\$|scrypt\$/,
+      'no secret or hash is printed',
+    );
     const ready = await fetch(`${url}/readyz`);
     assert.equal(ready.status, 200);
     server.child.kill('SIGTERM');

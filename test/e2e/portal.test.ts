@@ -113,7 +113,8 @@ describe('the portal', { skip: skipWithoutChromium() }, () => {
     await waitForText(page, '#bulk-outcome', 'You can reassign again.');
     await page.getByRole('button', { name: 'Reassign 1 task' }).click();
     await waitForText(page, '#bulk-outcome', '1 succeeded, 0 failed.');
-    await page.locator('tr[data-task-id="12"]').waitFor();
+    // The outcome shows before the table's reload lands: wait for the row to say so.
+    await page.locator('tr[data-task-id="12"] td.assignee', { hasText: BOB.name }).waitFor();
     assert.equal(await assigneeOf(page, 12), BOB.name);
   });
 

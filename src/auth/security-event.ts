@@ -25,6 +25,3 @@ export interface SecurityEvent {
 export interface SecurityEventSink {
   record(event: SecurityEvent): void;
 }
-
-/** A sink that drops everything (unit tests of a reporter, tools without a database). */
-export const discardSecurityEvents: SecurityEventSink = { record: () => {} };

@@ -47,6 +47,7 @@ describe('security event pages', () => {
     // An event recorded meanwhile shifts the pages: event 2 comes again and is not repeated.
     state = eventListReducer(state, {
       type: 'older',
+      after: 'c1',
       page: { events: [event(2), event(3)], nextCursor: null },
     });
     assert.deepEqual(
@@ -55,6 +56,23 @@ describe('security event pages', () => {
     );
     assert.equal(state.nextCursor, null);
     assert.equal(state.loading, false);
+  });
+
+  it('drops an older page that arrives after a refresh replaced the list it continued', () => {
+    const first = eventListReducer(NO_EVENTS, {
+      type: 'newest',
+      page: { events: [event(2)], nextCursor: 'old' },
+    });
+    const refreshed = eventListReducer(first, {
+      type: 'newest',
+      page: { events: [event(4), event(3)], nextCursor: 'new' },
+    });
+    const late = eventListReducer(refreshed, {
+      type: 'older',
+      after: 'old',
+      page: { events: [event(1)], nextCursor: null },
+    });
+    assert.deepEqual(late, refreshed);
   });
 
   it('replaces everything on a refresh and keeps what it shows when a load fails', () => {

@@ -14,8 +14,11 @@ export type EventListChange =
   | { readonly type: 'loading' }
   /** The newest page: replaces what was shown (a refresh). */
   | { readonly type: 'newest'; readonly page: SecurityEventPage }
-  /** An older page, appended; an event already shown (recorded while paging) is not repeated. */
-  | { readonly type: 'older'; readonly page: SecurityEventPage }
+  /**
+   * An older page, asked for `after` a cursor, appended; an event already shown (recorded while
+   * paging) is not repeated. A page asked for before a refresh replaced the list is dropped.
+   */
+  | { readonly type: 'older'; readonly after: string; readonly page: SecurityEventPage }
   | { readonly type: 'failed' };
 
 export function eventListReducer(state: EventList, change: EventListChange): EventList {
@@ -25,6 +28,7 @@ export function eventListReducer(state: EventList, change: EventListChange): Eve
     case 'newest':
       return { events: change.page.events, nextCursor: change.page.nextCursor, loading: false };
     case 'older': {
+      if (change.after !== state.nextCursor) return state;
       const shown = new Set(state.events.map((event) => event.id));
       const added = change.page.events.filter((event) => !shown.has(event.id));
       return { events: [...state.events, ...added], nextCursor: change.page.nextCursor, loading: false };

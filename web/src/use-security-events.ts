@@ -44,7 +44,7 @@ export function useSecurityEvents(
     if (cursor === null || list.loading) return;
     dispatch({ type: 'loading' });
     client.securityEvents({ limit: EVENTS_PER_PAGE, cursor }).then(
-      (page) => dispatch({ type: 'older', page }),
+      (page) => dispatch({ type: 'older', after: cursor, page }),
       (failure: unknown) => {
         dispatch({ type: 'failed' });
         report(failure);

@@ -6,8 +6,8 @@ import fp from 'fastify-plugin';
 import pino from 'pino';
 import { DEVICE_COOKIE, DeviceCookies } from './auth/devices.ts';
 import { PasswordChecker } from './auth/passwords.ts';
-import { SecurityEventLog } from './auth/security-event-log.ts';
-import { schedulePurge } from './auth/security-event-retention.ts';
+import { schedulePurge } from './auth/purge-schedule.ts';
+import { SECURITY_EVENT_PURGE_INTERVAL_MS, SecurityEventLog } from './auth/security-event-log.ts';
 import { SESSION_PURGE_INTERVAL_MS, SessionService } from './auth/sessions.ts';
 import { type Clock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
@@ -124,6 +124,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const securityEventPurge = schedulePurge(
     () => services.securityEvents.purgeExpired(),
     (error) => app.log.error({ err: error }, 'security event purge failed'),
+    SECURITY_EVENT_PURGE_INTERVAL_MS,
   );
   const sessionPurge = schedulePurge(
     () => services.sessions.purgeExpired(),

@@ -8,6 +8,9 @@ import type {
 } from '../db/repositories/security-events.ts';
 import type { SecurityEvent, SecurityEventSink } from './security-event.ts';
 
+/** How often expired events are purged: an hour's lag on a 90-day retention is plenty. */
+export const SECURITY_EVENT_PURGE_INTERVAL_MS = 60 * 60 * 1000;
+
 /** One insert statement carries at most this many events. */
 const MAX_BATCH = 500;
 /**

@@ -2,9 +2,10 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it, type TestContext } from 'node:test';
+import { schedulePurge } from '../../src/auth/purge-schedule.ts';
 import type { SecurityEvent } from '../../src/auth/security-event.ts';
 import { SECURITY_EVENT_TYPES as SERVER_EVENT_TYPES } from '../../src/auth/security-event.ts';
-import { schedulePurge } from '../../src/auth/security-event-retention.ts';
+import { SECURITY_EVENT_PURGE_INTERVAL_MS } from '../../src/auth/security-event-log.ts';
 import {
   ApiClient,
   type SecurityEvent as ClientSecurityEvent,
@@ -324,6 +325,7 @@ describe('the purge schedule', () => {
       const schedule = schedulePurge(
         async () => 0,
         () => {},
+        SECURITY_EVENT_PURGE_INTERVAL_MS,
       );
       assert.equal(timers.length, 1);
       assert.equal(timers[0]!.hasRef(), false);

@@ -1,7 +1,4 @@
-// The schedule that purges expired security events: once at start, then every interval, never holding the process open.
-
-/** Hourly: a day's worth of lag on a 90-day retention would not matter, an hour's is plenty. */
-export const PURGE_INTERVAL_MS = 60 * 60 * 1000;
+// A purge of what has expired (sessions, security events): once at start, then every interval, never holding the process open.
 
 export interface PurgeSchedule {
   /** Stops the timer and waits for a purge in progress, so the database can close after it. */
@@ -16,7 +13,7 @@ export interface PurgeSchedule {
 export function schedulePurge(
   purge: () => Promise<number>,
   onError: (error: unknown) => void,
-  intervalMs: number = PURGE_INTERVAL_MS,
+  intervalMs: number,
 ): PurgeSchedule {
   let running: Promise<void> | null = null;
   let stopped = false;

@@ -1,6 +1,5 @@
 // Builds the application: services, then plugins → routes → error and 404 handlers.
 import { randomBytes } from 'node:crypto';
-import cookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import pino from 'pino';
@@ -19,6 +18,7 @@ import { TasksRepository } from './db/repositories/tasks.ts';
 import { UsersRepository } from './db/repositories/users.ts';
 import { seedDemo } from './db/seed.ts';
 import { authorizationPlugin } from './http/plugins/authorization.ts';
+import { cookiesPlugin } from './http/plugins/cookies.ts';
 import { csrfPlugin } from './http/plugins/csrf.ts';
 import { registerDocs } from './http/plugins/docs.ts';
 import { clientErrorHandler, frameworkErrors, registerErrorHandlers } from './http/plugins/error-handler.ts';
@@ -38,6 +38,7 @@ import { SHARED_SCHEMAS } from './http/schemas.ts';
 import type { Services } from './http/services.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { BODY_LIMIT_BYTES } from './limits.ts';
+import { flushLogs, stdoutLogDestination } from './log-destination.ts';
 import { loggerOptions } from './logger-options.ts';
 import { RateLimitEngine } from './rate-limit/engine.ts';
 import { createStore, type StoreStack } from './rate-limit/stores/create-store.ts';
@@ -75,7 +76,10 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   });
   const sessionsRepository = new SessionsRepository(db);
   // One logger for the app and the store stack, which is built first (its readiness is a service).
-  const logger = pino(loggerOptions({ level: config.logLevel, production: config.env === 'production' }));
+  const logSettings = { level: config.logLevel, production: config.env === 'production' };
+  const logOptions = loggerOptions(logSettings);
+  // A pretty-printing transport writes on its own; JSON lines go to the process's batched stdout.
+  const logger = logOptions.transport ? pino(logOptions) : pino(logOptions, stdoutLogDestination());
   const storeOptions = { redis: config.redis, failureMode: config.rateLimits.storeFailure };
   const stack = options.store ?? (await createStore(storeOptions, clock, logger));
   const services: Services = {
@@ -137,9 +141,10 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     await services.securityEvents.flush();
     await stack.close();
     if (!options.database) await db.close();
+    flushLogs();
   });
 
-  await app.register(cookie);
+  await app.register(cookiesPlugin);
   await app.register(securityHeadersPlugin);
   await app.register(sessionPlugin, { sessions: services.sessions });
   if (options.rateLimitPolicy === 'off') await app.register(withoutRateLimitPolicy(services));

@@ -18,9 +18,8 @@ export interface LogSettings {
 /**
  * Pretty lines only when a person reads them (stdout is a terminal), outside production, and when
  * pino-pretty is installed: it is a development dependency, absent from a pruned production image.
- * Everywhere else the lines stay JSON for the log collector, written synchronously (pino's default):
- * an asynchronous destination hands every line to a libuv thread, and measured per request that
- * thread's wake-up cost more CPU than the write it saves (more so on a server held to one core).
+ * Everywhere else the lines stay JSON for the log collector, on the batched stdout of
+ * log-destination.ts.
  */
 export function loggerOptions(
   settings: LogSettings,

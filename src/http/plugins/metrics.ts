@@ -1,9 +1,11 @@
 // GET /metrics in Prometheus format: requests, 429s by code, limiter decision latency, the store's health.
+import type { FastifyReply, FastifyRequest, onResponseHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { type ShadowRefusalEvent, shadowRefusalChannel } from '../../rate-limit/engine.ts';
 import type { StoreStack } from '../../rate-limit/stores/create-store.ts';
 import { observeStore } from '../../rate-limit/stores/store-events.ts';
+import { hookList } from '../hook-list.ts';
 
 export interface MetricsPluginOptions {
   /** The app's store stack: its labels, and the store whose events (store-events.ts) are counted. */
@@ -20,11 +22,15 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
     // One registry per app: tests build many apps in one process, and their series must not mix.
     // No default process metrics: prom-client's collectors install observers that are never removed.
     const registry = new Registry();
-    const requests = new Counter({
+    const answered = new AnsweredRequests();
+    new Counter({
       name: 'http_requests_total',
       help: 'HTTP requests answered, by method, route pattern and status code.',
       labelNames: ['method', 'route', 'status'] as const,
       registers: [registry],
+      collect() {
+        answered.report(this);
+      },
     });
     const refusals = new Counter({
       name: 'rate_limit_refusals_total',
@@ -83,18 +89,24 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
       stopObserving = null;
     });
 
-    const requestSeries = new Map<string, Counter.Internal>();
-    app.addHook('onResponse', (request, reply, done) => {
-      // The route's pattern, never the URL: ids and junk paths would make unbounded series.
-      const route = request.routeOptions.url ?? 'unmatched';
-      const id = `${request.method} ${route} ${reply.statusCode}`;
-      let series = requestSeries.get(id);
-      if (!series) {
-        series = requests.labels(request.method, route, String(reply.statusCode));
-        requestSeries.set(id, series);
-      }
-      series.inc();
+    const count = (request: FastifyRequest, reply: FastifyReply, route: RouteCounts) => {
+      route.count(request.method, reply.statusCode);
       if (request.rateLimitRefusal !== null) refusals.labels(request.rateLimitRefusal).inc();
+    };
+    // The route's pattern, never the URL (ids and junk paths would make unbounded series): each
+    // route counts with its own pattern in hand, so no request looks its route up.
+    app.addHook('onRoute', (route) => {
+      const counts = answered.forRoute(route.url);
+      const onAnswered: onResponseHookHandler = (request, reply, done) => {
+        count(request, reply, counts);
+        done();
+      };
+      route.onResponse = [...hookList(route.onResponse), onAnswered];
+    });
+    // Requests that matched no route never met onRoute.
+    const unmatched = answered.forRoute('unmatched');
+    app.addHook('onResponse', (request, reply, done) => {
+      if (request.is404) count(request, reply, unmatched);
       done();
     });
 
@@ -126,4 +138,67 @@ function registerStoreHealth(registry: Registry, backend: StoreStack['backend'])
     },
   });
   return health;
+}
+
+interface Series {
+  readonly labels: { readonly method: string; readonly route: string; readonly status: string };
+  count: number;
+  reported: number;
+}
+
+/** One route pattern's answers by method and status: two map lookups and an increment, no strings made. */
+class RouteCounts {
+  readonly series: Series[] = [];
+  private readonly byMethod = new Map<string, Map<number, Series>>();
+  private readonly route: string;
+
+  constructor(route: string) {
+    this.route = route;
+  }
+
+  count(method: string, status: number): void {
+    let byStatus = this.byMethod.get(method);
+    if (!byStatus) {
+      byStatus = new Map();
+      this.byMethod.set(method, byStatus);
+    }
+    const series = byStatus.get(status);
+    if (series) {
+      series.count++;
+      return;
+    }
+    const created = { labels: { method, route: this.route, status: String(status) }, count: 1, reported: 0 };
+    byStatus.set(status, created);
+    this.series.push(created);
+  }
+}
+
+/**
+ * Answered requests, counted with a plain increment: prom-client's labelled `inc` hashes its
+ * labels on every call, which a request should not pay for. The counts reach the Counter when it
+ * is scraped.
+ */
+class AnsweredRequests {
+  private readonly routes = new Map<string, RouteCounts>();
+
+  /** The counts of a route pattern (a GET route and its HEAD share one). */
+  forRoute(route: string): RouteCounts {
+    let counts = this.routes.get(route);
+    if (!counts) {
+      counts = new RouteCounts(route);
+      this.routes.set(route, counts);
+    }
+    return counts;
+  }
+
+  /** Adds to the counter what was counted since the last scrape. */
+  report(counter: Counter<'method' | 'route' | 'status'>): void {
+    for (const route of this.routes.values()) {
+      for (const series of route.series) {
+        if (series.count === series.reported) continue;
+        counter.inc(series.labels, series.count - series.reported);
+        series.reported = series.count;
+      }
+    }
+  }
 }

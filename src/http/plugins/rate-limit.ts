@@ -82,74 +82,112 @@ class RequestCaller implements Caller {
 export const rateLimitPlugin = fp<RateLimitPluginOptions>(
   async (app, options) => {
     const { engine } = options;
+    const kCaller = Symbol('rate-limit.caller');
     app.decorate('rateLimit', engine);
-    app.decorateRequest('caller', null as unknown as Caller);
+    app.decorateRequest(kCaller, null);
+    app.decorateRequest('caller', {
+      getter() {
+        const request = this as FastifyRequest & { [kCaller]: Caller | null };
+        request[kCaller] ??= new RequestCaller(request, options);
+        return request[kCaller];
+      },
+    });
     app.decorateRequest('rateLimitRefusal', null);
 
+    /** The check a plan makes as the request arrives: it spends or looks at the caller's budget; null when exempt. */
+    const checkFor = (plan: RoutePlan, flow: LoginFlow | null): OnRequestCheck | null => {
+      switch (plan.kind) {
+        case 'exempt':
+          return null;
+        case 'login':
+          return (request, reply, done) => {
+            if (options.mayBeKnownDevice(request)) return done();
+            decide(() => flow!.lockedBefore(request.caller, 'ip'), reply, done);
+          };
+        case 'controls': {
+          // Policy routes list one control each; a route with several would consume them in order.
+          const { control } = engine.controls[plan.controls[0]!];
+          return (request, reply, done) => {
+            decide(() => engine.consume(control.name, keyFor(control, request.caller)!), reply, done);
+          };
+        }
+        case 'generic': {
+          const authenticated = engine.controls[plan.authenticated].control;
+          const unauthenticated = engine.controls[plan.unauthenticated].control;
+          return (request, reply, done) => {
+            const caller = request.caller;
+            const control = caller.userId !== null ? authenticated : unauthenticated;
+            decide(() => engine.consume(control.name, keyFor(control, caller)!), reply, done);
+          };
+        }
+      }
+    };
+
+    /** The account's lock, looked at once the body names it (a known device is left to the handler). */
+    const accountLockCheck =
+      (flow: LoginFlow): OnRequestCheck =>
+      (request, reply, done) => {
+        const email = (request.body as { email?: unknown } | undefined)?.email;
+        if (typeof email !== 'string' || options.mayBeKnownDevice(request)) return done();
+        decide(() => flow.lockedBefore(request.caller, 'account', email), reply, done);
+      };
+
+    // A route's plan is fixed when the route is registered, so each route gets the check made for
+    // its plan: nothing per request looks the route up, and an exempt route has no check at all.
     app.addHook('onRoute', (route) => {
       const first = Array.isArray(route.method) ? route.method[0]! : route.method;
       // Fastify adds a HEAD route for every GET: it is the same resource under the same plan.
       const method = first === 'HEAD' ? 'GET' : first;
       const plan = planForRoute(method, route.url ?? route.path);
       route.config = { ...route.config, rateLimitPlan: plan };
-      if (plan.kind !== 'login') return;
-      route.config.loginFlow = new LoginFlow({ engine, plan, events: options.events });
-      // The account's lock needs the submitted email, so it is looked at once the body is parsed,
-      // first among the route's preValidation hooks: before CSRF and field validation, as for
-      // every other limiter, a locked account gets its 429.
-      route.preValidation = [checkAccountLock, ...hookList(route.preValidation)];
+      let flow: LoginFlow | null = null;
+      if (plan.kind === 'login') {
+        flow = new LoginFlow({ engine, plan, events: options.events });
+        route.config.loginFlow = flow;
+        // The account's lock needs the submitted email, so it is looked at once the body is parsed,
+        // first among the route's preValidation hooks: before CSRF and field validation, as for
+        // every other limiter, a locked account gets its 429.
+        route.preValidation = [accountLockCheck(flow), ...hookList(route.preValidation)];
+      }
+      const check = checkFor(plan, flow);
+      // Route hooks run after the app's own onRequest hooks: the session is resolved by then.
+      if (check) route.onRequest = [...hookList(route.onRequest), check];
     });
 
-    const checkAccountLock = (
-      request: FastifyRequest,
-      reply: FastifyReply,
-      done: (error?: Error) => void,
-    ) => {
-      const flow = request.routeOptions.config.loginFlow;
-      const email = (request.body as { email?: unknown } | undefined)?.email;
-      if (!flow || typeof email !== 'string' || options.mayBeKnownDevice(request)) return done();
-      let outcome: Verdict | null | Promise<Verdict | null>;
-      try {
-        outcome = flow.lockedBefore(request.caller, 'account', email);
-      } catch (error) {
-        return done(error as Error);
-      }
-      settle(outcome, reply, done);
-    };
-
+    // A path that matches no route never met onRoute: this hook covers those requests, and only those.
+    const unmatchedChecks = new Map<RoutePlan, OnRequestCheck | null>();
     app.addHook('onRequest', (request, reply, done) => {
-      const caller = new RequestCaller(request, options);
-      request.caller = caller;
-      const plan = request.routeOptions.config?.rateLimitPlan ?? planForUnmatched(request.url);
-      let outcome: Verdict | null | Promise<Verdict | null>;
-      try {
-        switch (plan.kind) {
-          case 'exempt':
-            return done();
-          case 'login':
-            if (options.mayBeKnownDevice(request)) return done();
-            outcome = request.routeOptions.config.loginFlow!.lockedBefore(caller, 'ip');
-            break;
-          case 'controls': {
-            // Policy routes list one control each; a route with several would consume them in order.
-            const name = plan.controls[0]!;
-            outcome = engine.consume(name, keyFor(engine.controls[name].control, caller)!);
-            break;
-          }
-          case 'generic': {
-            const name = caller.userId !== null ? plan.authenticated : plan.unauthenticated;
-            outcome = engine.consume(name, keyFor(engine.controls[name].control, caller)!);
-            break;
-          }
-        }
-      } catch (error) {
-        return done(error as Error);
+      if (!request.is404) return done();
+      const plan = planForUnmatched(request.url);
+      let check = unmatchedChecks.get(plan);
+      if (check === undefined) {
+        check = checkFor(plan, null);
+        unmatchedChecks.set(plan, check);
       }
-      settle(outcome, reply, done);
+      if (check === null) return done();
+      check(request, reply, done);
     });
   },
   { name: 'rate-limit', dependencies: ['session'] },
 );
+
+type OnRequestCheck = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void;
+
+/** Runs a decision; a store that throws at once fails the request as one that rejects does. */
+function decide(
+  decision: () => Verdict | null | Promise<Verdict | null>,
+  reply: FastifyReply,
+  done: (error?: Error) => void,
+): void {
+  let outcome: Verdict | null | Promise<Verdict | null>;
+  try {
+    outcome = decision();
+  } catch (error) {
+    done(error as Error);
+    return;
+  }
+  settle(outcome, reply, done);
+}
 
 function settle(
   outcome: Verdict | null | Promise<Verdict | null>,

@@ -30,12 +30,12 @@ function headerSetFor(url: string): readonly [string, string][] {
 
 export const securityHeadersPlugin = fp(
   async (app) => {
-    app.addHook('onSend', (request, reply, payload, done) => {
-      for (const [name, value] of headerSetFor(request.url)) {
-        // A route's own caching decision (a 429's no-store, a static file's) stands.
-        if (name !== 'cache-control' || !reply.hasHeader(name)) reply.header(name, value);
-      }
-      done(null, payload);
+    // Set as the request arrives rather than in an onSend hook: headers set early stay on every
+    // answer (an error's too), and a route's own caching decision (a 429's no-store, a static
+    // file's) is set later and replaces ours.
+    app.addHook('onRequest', (request, reply, done) => {
+      for (const [name, value] of headerSetFor(request.url)) reply.header(name, value);
+      done();
     });
   },
   { name: 'security-headers' },

@@ -38,5 +38,5 @@ export const sessionPlugin = fp<{ sessions: SessionService }>(
       }, done);
     });
   },
-  { name: 'session', dependencies: ['@fastify/cookie'] },
+  { name: 'session', dependencies: ['cookies'] },
 );

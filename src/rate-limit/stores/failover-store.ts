@@ -143,28 +143,28 @@ export class FailoverStore implements RateLimitStore {
     // Latency is real elapsed time, whatever the injected clock says; read only when observed.
     const started = decisionChannel.hasSubscribers ? performance.now() : -1;
     const asked = operation === 'consume' ? this.remote.consume(rule, key) : this.remote.peek(rule, key);
-    const decision = asked.catch((error) =>
-      this.failed(operation, error, () => this.fallback(rule, key, operation)),
+    // One reaction for both outcomes (this is every remote decision's path); failed ones are
+    // timed too: a timeout is the latency most worth seeing.
+    return asked.then(
+      (decision) => {
+        if (started >= 0) this.publishTiming(rule, operation, started);
+        return decision;
+      },
+      (error) => {
+        if (started >= 0) this.publishTiming(rule, operation, started);
+        return this.failed(operation, error, () => this.fallback(rule, key, operation));
+      },
     );
-    return started < 0 ? decision : this.timed(decision, rule, operation, started);
   }
 
-  /** Publishes how long a remote decision took when it settles; failed ones too (a timeout is the latency worth seeing). */
-  private timed(
-    decision: Promise<RateDecision>,
-    rule: RateRule,
-    operation: 'consume' | 'peek',
-    started: number,
-  ): Promise<RateDecision> {
-    return decision.finally(() => {
-      const seconds = (performance.now() - started) / 1000;
-      decisionChannel.publish({
-        store: this,
-        control: rule.name,
-        operation,
-        seconds,
-      } satisfies DecisionEvent);
-    });
+  /** Publishes how long a remote decision took, from the call until it settled. */
+  private publishTiming(rule: RateRule, operation: 'consume' | 'peek', started: number): void {
+    decisionChannel.publish({
+      store: this,
+      control: rule.name,
+      operation,
+      seconds: (performance.now() - started) / 1000,
+    } satisfies DecisionEvent);
   }
 
   /** Whether this operation goes to the remote store; while it is down, also starts a probe when one is due. */

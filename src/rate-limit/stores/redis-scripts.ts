@@ -271,19 +271,18 @@ export function shapeArgs(shape: WindowShape): (string | number)[] {
  * Runs a script by SHA; only when the server answers NOSCRIPT (after a restart, a failover, a
  * SCRIPT FLUSH) is the source sent with EVAL, which also caches it for the next EVALSHA.
  */
-export async function runScript(
+export function runScript(
   client: Redis | Cluster,
   { sha, lua }: Script,
   key: string,
   args: readonly (string | number)[],
 ): Promise<unknown> {
-  try {
-    return await client.evalsha(sha, 1, key, ...args);
-  } catch (error) {
+  // A plain promise chain, not an async function: this is every decision's path.
+  return client.evalsha(sha, 1, key, ...args).catch((error: unknown) => {
     if (error instanceof Error && error.message.startsWith('NOSCRIPT'))
       return client.eval(lua, 1, key, ...args);
     throw error;
-  }
+  });
 }
 
 export interface ScriptDecision {

@@ -1,4 +1,4 @@
-// The process's one stdout for JSON log lines: written synchronously, a few kilobytes at a time.
+// The process's one stdout for JSON log lines: the lines of a loop turn joined, written synchronously in batches.
 import pino from 'pino';
 
 /** Lines wait in memory until this many bytes are pending (about 30 request lines)… */
@@ -6,40 +6,74 @@ export const LOG_BATCH_BYTES = 8192;
 /** …or until this many ms have passed, so a quiet service's lines are never held for long. */
 export const LOG_FLUSH_INTERVAL_MS = 100;
 
-type Destination = ReturnType<typeof pino.destination>;
-let stdout: Destination | null = null;
+type SonicBoom = ReturnType<typeof pino.destination>;
 
 /**
- * Why a batch: one `write(2)` per request line was a sizeable part of a request's CPU (and more on
- * a pipe to a log collector than on a file). Why synchronous: pino's default asynchronous stdout
- * hands each write to a libuv thread, whose wake-up cost more than the write it saved. The batch
- * is written when it fills, every LOG_FLUSH_INTERVAL_MS, and at exit (a crash's last lines
- * included); only a SIGKILL can lose what is pending.
+ * What pino writes to. Why batches: one `write(2)` per request line was a sizeable part of a
+ * request's CPU (and costs more on a pipe to a log collector than on a file). Why synchronous:
+ * pino's default asynchronous stdout hands each write to a libuv thread, whose wake-up cost more
+ * than the write it saved. Why lines are first joined per loop turn: sonic-boom measures and
+ * appends every string it is given (a request line, built by concatenation, is flattened twice
+ * on the way); one joined string per turn is measured and appended once.
  *
- * One per process, shared by every app in it (tests build many): stdout itself is one per process.
+ * sonic-boom still does the writing (partial writes, EAGAIN, a broken pipe): the batch is written
+ * when it fills, every LOG_FLUSH_INTERVAL_MS, and at exit (a crash's last lines included). Only a
+ * SIGKILL can lose what is pending. Lines keep their order: every line of the process comes here.
  */
-export function stdoutLogDestination(): Destination {
+export class BatchedStdout {
+  private readonly out: SonicBoom;
+  private pending: string[] = [];
+  private readonly writePending = () => {
+    if (this.pending.length === 0) return;
+    const chunk = this.pending.length === 1 ? this.pending[0]! : this.pending.join('');
+    this.pending = [];
+    try {
+      this.out.write(chunk);
+    } catch {
+      // A stdout that is gone is not a reason to stop serving.
+    }
+  };
+
+  constructor(out: SonicBoom) {
+    this.out = out;
+  }
+
+  write(line: string): boolean {
+    if (this.pending.length === 0) setImmediate(this.writePending);
+    this.pending.push(line);
+    return true;
+  }
+
+  /** Writes everything now, synchronously (shutdown, exit). */
+  flushSync(): void {
+    this.writePending();
+    try {
+      this.out.flushSync();
+    } catch {
+      // Nothing left to tell it to.
+    }
+  }
+}
+
+let stdout: BatchedStdout | null = null;
+
+/** One per process, shared by every app in it (tests build many): stdout itself is one per process. */
+export function stdoutLogDestination(): BatchedStdout {
   if (stdout) return stdout;
-  const destination = pino.destination({
-    dest: 1,
-    sync: true,
-    minLength: LOG_BATCH_BYTES,
-    periodicFlush: LOG_FLUSH_INTERVAL_MS,
-  });
-  process.on('exit', () => flushQuietly(destination));
+  const destination = new BatchedStdout(
+    pino.destination({
+      dest: 1,
+      sync: true,
+      minLength: LOG_BATCH_BYTES,
+      periodicFlush: LOG_FLUSH_INTERVAL_MS,
+    }),
+  );
+  process.on('exit', () => destination.flushSync());
   stdout = destination;
   return destination;
 }
 
-/** Writes whatever is pending now (a closed or broken stdout is not worth an error at shutdown). */
+/** Writes whatever is pending now. */
 export function flushLogs(): void {
-  if (stdout) flushQuietly(stdout);
-}
-
-function flushQuietly(destination: Destination): void {
-  try {
-    destination.flushSync();
-  } catch {
-    // Nothing left to tell it to.
-  }
+  stdout?.flushSync();
 }

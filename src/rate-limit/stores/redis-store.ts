@@ -89,6 +89,8 @@ export function createRedisClient(redis: Config['redis']): RedisClient {
 interface RuleShape {
   readonly shape: WindowShape;
   readonly args: readonly (string | number)[];
+  readonly consumeArgs: readonly string[];
+  readonly peekArgs: readonly string[];
   /** The part of every key of this rule after the caller's key. */
   readonly suffix: string;
 }
@@ -205,14 +207,12 @@ export class RedisStore implements RemoteStore {
   }
 
   private decide(rule: RateRule, key: string, consume: boolean): Promise<RateDecision> {
-    const { shape, args } = this.ruleShape(rule);
-    const now = this.clock ? Math.floor(this.clock.now()) : '';
+    const { shape, consumeArgs, peekArgs } = this.ruleShape(rule);
+    const now = this.clock ? String(Math.floor(this.clock.now())) : '';
     const operation = consume ? 'consume' : 'peek';
     this.batch.hold();
     return runScript(this.client, SCRIPTS.decide, this.keyOf(rule, key), [
-      ...args,
-      consume ? '1' : '0',
-      shape.horizonMs,
+      ...(consume ? consumeArgs : peekArgs),
       now,
     ]).then(
       (reply) => {
@@ -265,9 +265,14 @@ export class RedisStore implements RemoteStore {
     let known = this.shapes.get(rule);
     if (!known) {
       const shape = shapeOf(rule.limit, rule.windowMs);
+      const args = shapeArgs(shape);
+      // The decide script's ARGV but the time, as the strings they are sent as, made once.
+      const decideArgs = (consume: '1' | '0') => [...args, consume, shape.horizonMs].map(String);
       known = {
         shape,
-        args: shapeArgs(shape),
+        args,
+        consumeArgs: decideArgs('1'),
+        peekArgs: decideArgs('0'),
         suffix: `:${LAYOUT_VERSION}:${rule.limit}/${rule.windowMs}`,
       };
       this.shapes.set(rule, known);

@@ -3,7 +3,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
 import type { RedisStore } from '../../src/rate-limit/stores/redis-store.ts';
-import { type RateDecision, type RateRule, StoreUnavailableError } from '../../src/rate-limit/stores/store.ts';
+import {
+  type RateDecision,
+  type RateRule,
+  StoreUnavailableError,
+} from '../../src/rate-limit/stores/store.ts';
 import { openRedisStore } from '../helpers/redis.ts';
 import { RedisServer, skipUnlessRedisBinaries } from '../helpers/redis-server.ts';
 
@@ -107,7 +111,10 @@ describe('RedisStore write batch', { skip, timeout: 30_000 }, () => {
       [false, 0],
       [false, 0],
     ]);
-    assert.ok(decisions[4]!.resetMs > 0 && decisions[4]!.resetMs <= MINUTE, 'a refusal says how long to wait');
+    assert.ok(
+      decisions[4]!.resetMs > 0 && decisions[4]!.resetMs <= MINUTE,
+      'a refusal says how long to wait',
+    );
     assert.ok(stats.reads <= BATCH_READS, `${stats.reads} socket reads`);
   });
 

@@ -211,7 +211,14 @@ describe('RequestLogController.requestCompleted', () => {
     const parsed = JSON.parse(hand!);
     assert.equal(parsed.instance, 'api-"1"');
     assert.equal(parsed.shard, 3);
-    assert.deepEqual(Object.keys(parsed).slice(0, 6), ['level', 'time', 'pid', 'hostname', 'instance', 'shard']);
+    assert.deepEqual(Object.keys(parsed).slice(0, 6), [
+      'level',
+      'time',
+      'pid',
+      'hostname',
+      'instance',
+      'shard',
+    ]);
   });
 
   it('writes to the destination in order with the logger’s other lines', (t) => {

@@ -39,9 +39,10 @@ export const cookiesPlugin = fp(
         const request = this as WithParsed;
         if (request[kParsed] === null) {
           const header = request.headers.cookie;
-          request[kParsed] = header ? parseCookie(header) : {};
+          // Both without a prototype: a cookie named `constructor` is as absent as any other.
+          request[kParsed] = header ? parseCookie(header) : Object.create(null);
         }
-        return request[kParsed];
+        return request[kParsed]!;
       },
     });
     app.decorateReply(kSetCookies, null);
@@ -58,8 +59,15 @@ export const cookiesPlugin = fp(
 function addSetCookie(reply: WithSetCookies, name: string, value: string, options: CookieOptions) {
   const line = stringifySetCookie({ sameSite: 'lax', ...options, name, value });
   reply[kSetCookies] ??= new Map();
-  reply[kSetCookies].set(`${name};${options.domain ?? ''};${options.path ?? '/'}`, line);
-  // Fastify appends to a Set-Cookie header; the whole list is written again instead, deduplicated.
+  const ours = reply[kSetCookies];
+  // Fastify appends to a Set-Cookie header, so the list is written again: lines set by other
+  // means stay, and the same name and path set twice in one answer keep only the last.
+  const written = new Set(ours.values());
+  const current = reply.getHeader('set-cookie');
+  const others = (current === undefined ? [] : Array.isArray(current) ? current : [String(current)]).filter(
+    (other) => !written.has(other),
+  );
+  ours.set(`${name};${options.domain ?? ''};${options.path ?? '/'}`, line);
   reply.removeHeader('set-cookie');
-  return reply.header('set-cookie', [...reply[kSetCookies].values()]);
+  return reply.header('set-cookie', [...others, ...ours.values()]);
 }

@@ -17,12 +17,15 @@ type SonicBoom = ReturnType<typeof pino.destination>;
  * on the way); one joined string per turn is measured and appended once.
  *
  * sonic-boom still does the writing (partial writes, EAGAIN, a broken pipe): the batch is written
- * when it fills, every LOG_FLUSH_INTERVAL_MS, and at exit (a crash's last lines included). Only a
- * SIGKILL can lose what is pending. Lines keep their order: every line of the process comes here.
+ * when it fills, LOG_FLUSH_INTERVAL_MS after lines left a part batch, and at exit (a crash's last
+ * lines included). Only a SIGKILL can lose what is pending. An idle process has no timer of ours
+ * that wakes it. Lines keep their order: every line of the process comes here.
  */
 export class BatchedStdout {
   private readonly out: SonicBoom;
   private pending: string[] = [];
+  /** Armed while sonic-boom may hold a part batch: an idle process has no timer that wakes it. */
+  private flushTimer: NodeJS.Timeout | null = null;
   private readonly writePending = () => {
     if (this.pending.length === 0) return;
     const chunk = this.pending.length === 1 ? this.pending[0]! : this.pending.join('');
@@ -31,6 +34,15 @@ export class BatchedStdout {
       this.out.write(chunk);
     } catch {
       // A stdout that is gone is not a reason to stop serving.
+    }
+    this.flushTimer ??= setTimeout(this.flushBatch, LOG_FLUSH_INTERVAL_MS).unref();
+  };
+  private readonly flushBatch = () => {
+    this.flushTimer = null;
+    try {
+      this.out.flush();
+    } catch {
+      // As above.
     }
   };
 
@@ -47,6 +59,8 @@ export class BatchedStdout {
   /** Writes everything now, synchronously (shutdown, exit). */
   flushSync(): void {
     this.writePending();
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
     try {
       this.out.flushSync();
     } catch {
@@ -65,7 +79,6 @@ export function stdoutLogDestination(): BatchedStdout {
       dest: 1,
       sync: true,
       minLength: LOG_BATCH_BYTES,
-      periodicFlush: LOG_FLUSH_INTERVAL_MS,
     }),
   );
   process.on('exit', () => destination.flushSync());

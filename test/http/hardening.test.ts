@@ -52,6 +52,25 @@ describe('HEAD on the exempt GET routes', () => {
     }
     assert.equal((await caller.get('/api/auth/me')).statusCode, 401, 'the generic budget is untouched');
   });
+
+  it('spends exactly one unit per HEAD on a generic route, and counts it once', async (t) => {
+    // Each route gets its checks at registration; Fastify copies a GET's options for its HEAD twin,
+    // so a check added twice would spend twice.
+    const { client, close } = await createTestApp({ env: { RATE_LIMIT_UNAUTHENTICATED: '5/1m' } });
+    t.after(close);
+    const caller = client();
+    const remaining: unknown[] = [];
+    for (let i = 0; i < 3; i++) {
+      const response = await caller.request({ method: 'HEAD', url: '/api/employee/tasks' });
+      remaining.push(response.headers['ratelimit-remaining']);
+    }
+    assert.deepEqual(remaining, ['4', '3', '2']);
+    const metrics = (await caller.get('/metrics')).body;
+    assert.match(
+      metrics,
+      /http_requests_total\{method="HEAD",route="\/api\/employee\/tasks",status="401"\} 3/,
+    );
+  });
 });
 
 describe('POST /api/auth/login, the account key', () => {

@@ -18,8 +18,6 @@ import { hookList } from '../hook-list.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Set once per route at registration from the policy table. */
-    rateLimitPlan?: RoutePlan;
     /** The login-failure limiter of a route under a `login` plan. */
     loginFlow?: LoginFlow;
   }
@@ -27,8 +25,8 @@ declare module 'fastify' {
     rateLimit: RateLimitEngine;
   }
   interface FastifyRequest {
-    /** The caller as the rate limiter sees it (user id, client address key). */
-    caller: Caller;
+    /** The caller as the rate limiter sees it (user id, client address key), made on first read. */
+    readonly caller: Caller;
     /** The code of the 429 this request was refused with, if it was. */
     rateLimitRefusal: ErrorCode | null;
   }
@@ -139,11 +137,11 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
       // Fastify adds a HEAD route for every GET: it is the same resource under the same plan.
       const method = first === 'HEAD' ? 'GET' : first;
       const plan = planForRoute(method, route.url ?? route.path);
-      route.config = { ...route.config, rateLimitPlan: plan };
       let flow: LoginFlow | null = null;
       if (plan.kind === 'login') {
         flow = new LoginFlow({ engine, plan, events: options.events });
-        route.config.loginFlow = flow;
+        // The login handler spends or gives back what the password check decides.
+        route.config = { ...route.config, loginFlow: flow };
         // The account's lock needs the submitted email, so it is looked at once the body is parsed,
         // first among the route's preValidation hooks: before CSRF and field validation, as for
         // every other limiter, a locked account gets its 429.

@@ -277,12 +277,15 @@ export function runScript(
   key: string,
   args: readonly (string | number)[],
 ): Promise<unknown> {
-  // A plain promise chain, not an async function: this is every decision's path.
   return client.evalsha(sha, 1, key, ...args).catch((error: unknown) => {
-    if (error instanceof Error && error.message.startsWith('NOSCRIPT'))
-      return client.eval(lua, 1, key, ...args);
+    if (isNoScript(error)) return client.eval(lua, 1, key, ...args);
     throw error;
   });
+}
+
+/** Whether Redis answered that it does not know the script's SHA (so its source must be sent). */
+export function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('NOSCRIPT');
 }
 
 export interface ScriptDecision {

@@ -1,9 +1,11 @@
 // Rate-limit state in Redis or Redis Cluster, shared by every instance: one script run per decision.
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Command, Redis, type RedisOptions } from 'ioredis';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
 import { shapeOf, type WindowShape } from '../sliding-window.ts';
+import { CommandDeadlines } from './command-deadlines.ts';
 import {
+  isNoScript,
   LAYOUT_VERSION,
   parseDecision,
   parseFlag,
@@ -30,10 +32,9 @@ export interface RedisStoreOptions {
   /** Put before every key, so several deployments can share one server. */
   readonly keyPrefix: string;
   /**
-   * Deadline of one whole release, reset, ping or quit, in ms: what a command may cost on top of
-   * the client's commandTimeout (a NOSCRIPT fallback, cluster redirects). Decisions, the hot path,
-   * keep only the client's commandTimeout (one timer per decision, not two): a decision that meets
-   * NOSCRIPT (once per server restart) may take up to two command timeouts.
+   * Deadline in ms of each decision's command (one timer for all of them, command-deadlines.ts),
+   * and of one whole release, reset, ping or quit (NOSCRIPT fallback and cluster redirects
+   * included). A decision that meets NOSCRIPT (once per server restart) may take two timeouts.
    */
   readonly timeoutMs: number;
   /**
@@ -52,8 +53,9 @@ const reconnectDelay = (attempt: number): number =>
 
 /** A client for the configuration: a Cluster when REDIS_CLUSTER_NODES is set, else one server. */
 export function createRedisClient(redis: Config['redis']): RedisClient {
+  // No `commandTimeout`: the store puts its own deadline on every command it sends (one timer
+  // for all decisions rather than one per command), and the client sends nothing else of ours.
   const perConnection: RedisOptions = {
-    commandTimeout: redis.commandTimeoutMs,
     connectTimeout: Math.max(1000, redis.commandTimeoutMs * 10),
     // A command lost with its connection is failed, never sent again: a consume resent after a
     // reconnect could count one request twice, and a late answer is useless to a waiting request.
@@ -106,10 +108,12 @@ export class RedisStore implements RemoteStore {
   // Rules are constants of the policy: their shape and arguments are worked out once.
   private readonly shapes = new WeakMap<RateRule, RuleShape>();
   private readonly batch: WriteBatch;
+  private readonly deadlines: CommandDeadlines;
 
   constructor(options: RedisStoreOptions) {
     this.client = options.client;
     this.batch = new WriteBatch(options.client);
+    this.deadlines = new CommandDeadlines(options.timeoutMs);
     this.keyPrefix = options.keyPrefix;
     this.timeoutMs = options.timeoutMs;
     this.clock = options.clock;
@@ -209,33 +213,47 @@ export class RedisStore implements RemoteStore {
   private decide(rule: RateRule, key: string, consume: boolean): Promise<RateDecision> {
     const { shape, consumeArgs, peekArgs } = this.ruleShape(rule);
     const now = this.clock ? String(Math.floor(this.clock.now())) : '';
-    const operation = consume ? 'consume' : 'peek';
+    const args = [SCRIPTS.decide.sha, '1', this.keyOf(rule, key), ...(consume ? consumeArgs : peekArgs), now];
+    const decided = (reply: unknown): RateDecision => {
+      const decision = parseDecision(reply, shape, consume);
+      return decision.token === null
+        ? {
+            allowed: decision.allowed,
+            limit: rule.limit,
+            remaining: decision.remaining,
+            resetMs: decision.resetMs,
+          }
+        : {
+            allowed: decision.allowed,
+            limit: rule.limit,
+            remaining: decision.remaining,
+            resetMs: decision.resetMs,
+            token: decision.token,
+          };
+    };
+    const failed = (error: unknown): never => {
+      throw unavailable(consume ? 'consume' : 'peek', error);
+    };
+    // Only when the server answers NOSCRIPT (after a restart, a failover, a SCRIPT FLUSH) is the
+    // source sent with EVAL, which also caches it for the next EVALSHA.
+    return this.send('evalsha', args).then(decided, (error: unknown) => {
+      if (!isNoScript(error)) return failed(error);
+      args[0] = SCRIPTS.decide.lua;
+      return this.send('eval', args).then(decided, failed);
+    });
+  }
+
+  /**
+   * Sends one command of a decision, in this turn's write batch, under the store's deadline. The
+   * command is made here rather than through `client.evalsha(…)`, whose variadic wrapper copies
+   * the arguments twice more, and so that the deadline can hold the command itself.
+   */
+  private send(name: 'evalsha' | 'eval', args: readonly string[]): Promise<unknown> {
     this.batch.hold();
-    return runScript(this.client, SCRIPTS.decide, this.keyOf(rule, key), [
-      ...(consume ? consumeArgs : peekArgs),
-      now,
-    ]).then(
-      (reply) => {
-        const decision = parseDecision(reply, shape, consume);
-        return decision.token === null
-          ? {
-              allowed: decision.allowed,
-              limit: rule.limit,
-              remaining: decision.remaining,
-              resetMs: decision.resetMs,
-            }
-          : {
-              allowed: decision.allowed,
-              limit: rule.limit,
-              remaining: decision.remaining,
-              resetMs: decision.resetMs,
-              token: decision.token,
-            };
-      },
-      (error) => {
-        throw unavailable(operation, error);
-      },
-    );
+    const command = new Command(name, args as string[], { replyEncoding: 'utf8' });
+    this.deadlines.track(command);
+    void this.client.sendCommand(command);
+    return command.promise;
   }
 
   private run(operation: string, script: Script, key: string, args: readonly (string | number)[]) {

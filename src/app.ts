@@ -28,6 +28,7 @@ import { rateLimitPlugin } from './http/plugins/rate-limit.ts';
 import { securityHeadersPlugin } from './http/plugins/security-headers.ts';
 import { sessionPlugin } from './http/plugins/session.ts';
 import { RequestLogController } from './http/request-log.ts';
+import { deferredChildLoggers } from './http/request-logger.ts';
 import { adminRoutes } from './http/routes/admin.ts';
 import { authRoutes } from './http/routes/auth.ts';
 import { healthRoutes } from './http/routes/health.ts';
@@ -111,6 +112,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     logController: new RequestLogController(logger),
+    childLoggerFactory: deferredChildLoggers,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: fastifyTrustProxy(config),
     requestIdHeader: 'x-request-id',

@@ -1,8 +1,8 @@
-// The batched stdout: a loop turn's lines reach sonic-boom as one string, in order, and nothing waits past a flush.
+// The batched stdout: lines reach sonic-boom as one string per full batch, in order, and nothing waits past a flush interval.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type pino from 'pino';
-import { BatchedStdout, LOG_FLUSH_INTERVAL_MS } from '../../src/log-destination.ts';
+import { BatchedStdout, LOG_BATCH_BYTES, LOG_FLUSH_INTERVAL_MS } from '../../src/log-destination.ts';
 
 type SonicBoom = ReturnType<typeof pino.destination>;
 
@@ -24,38 +24,38 @@ function fakeSonicBoom() {
   return { calls, out: out as unknown as SonicBoom };
 }
 
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 describe('BatchedStdout', () => {
-  it('hands the lines of one loop turn to sonic-boom as one string, in order', async () => {
+  it('holds lines until a batch is full, then hands sonic-boom the batch as one string, in order', () => {
     const { calls, out } = fakeSonicBoom();
     const stdout = new BatchedStdout(out);
-    stdout.write('a\n');
-    stdout.write('b\n');
-    stdout.write('c\n');
-    assert.deepEqual(calls, [], 'nothing is written during the turn');
-    await nextTurn();
-    assert.deepEqual(calls, ['write a\nb\nc\n']);
-    stdout.write('d\n');
-    await nextTurn();
-    assert.deepEqual(calls, ['write a\nb\nc\n', 'write d\n']);
+    // Lines of 100 characters: the batch is full at its 82nd line.
+    const lines = Array.from({ length: 85 }, (_, i) => `${`${i}`.padEnd(99, '.')}\n`);
+    const full = Math.ceil(LOG_BATCH_BYTES / 100);
+    for (const line of lines.slice(0, full - 1)) stdout.write(line);
+    assert.deepEqual(calls, [], 'a part batch waits');
+    stdout.write(lines[full - 1]!);
+    assert.deepEqual(calls, [`write ${lines.slice(0, full).join('')}`], 'the full batch, once');
+    for (const line of lines.slice(full)) stdout.write(line);
     stdout.flushSync();
+    assert.deepEqual(calls.slice(1), [`write ${lines.slice(full).join('')}`, 'flushSync']);
   });
 
-  it('flushes a part batch once, a flush interval after lines were written', async (t) => {
+  it('writes a part batch a flush interval after its first line, and sets no timer while idle', (t) => {
     t.mock.timers.enable({ apis: ['setTimeout'] });
     const { calls, out } = fakeSonicBoom();
     const stdout = new BatchedStdout(out);
     stdout.write('a\n');
-    await nextTurn();
+    t.mock.timers.tick(LOG_FLUSH_INTERVAL_MS / 2);
     stdout.write('b\n');
-    await nextTurn();
-    t.mock.timers.tick(LOG_FLUSH_INTERVAL_MS - 1);
-    assert.deepEqual(calls, ['write a\n', 'write b\n']);
+    t.mock.timers.tick(LOG_FLUSH_INTERVAL_MS / 2 - 1);
+    assert.deepEqual(calls, []);
     t.mock.timers.tick(1);
-    assert.deepEqual(calls, ['write a\n', 'write b\n', 'flush'], 'one flush for both turns');
+    assert.deepEqual(calls, ['write a\nb\n'], 'both lines, one write, 100 ms after the first');
     t.mock.timers.tick(10 * LOG_FLUSH_INTERVAL_MS);
-    assert.equal(calls.filter((call) => call === 'flush').length, 1, 'no timer while idle');
+    assert.deepEqual(calls, ['write a\nb\n'], 'nothing more while idle');
+    stdout.write('c\n');
+    t.mock.timers.tick(LOG_FLUSH_INTERVAL_MS);
+    assert.deepEqual(calls, ['write a\nb\n', 'write c\n']);
   });
 
   it('writes what is pending at once on flushSync (shutdown, exit)', () => {
@@ -66,7 +66,7 @@ describe('BatchedStdout', () => {
     assert.deepEqual(calls, ['write last words\n', 'flushSync']);
   });
 
-  it('keeps serving when stdout is gone', async () => {
+  it('keeps serving when stdout is gone', () => {
     const stdout = new BatchedStdout({
       write() {
         throw new Error('SonicBoom destroyed');
@@ -78,8 +78,8 @@ describe('BatchedStdout', () => {
         throw new Error('SonicBoom destroyed');
       },
     } as unknown as SonicBoom);
+    assert.doesNotThrow(() => stdout.write('x'.repeat(LOG_BATCH_BYTES)));
     stdout.write('a\n');
-    await nextTurn();
     assert.doesNotThrow(() => stdout.flushSync());
   });
 });

@@ -14,8 +14,9 @@ type SonicBoom = ReturnType<typeof pino.destination>;
  * pino's default asynchronous stdout hands each write to a libuv thread, whose wake-up cost more
  * than the write it saved. Why the lines wait here rather than in sonic-boom (its `minLength`):
  * sonic-boom appends each string it is given to its buffer and measures the whole buffer's UTF-8
- * length again on every call, so a batch built there is copied and scanned once per line (0.7 µs
- * per request line, measured); here a batch is one array of lines, joined once when it is full.
+ * length again on every call, so a batch built there is copied and scanned once per call; here a
+ * batch is one array of lines, joined once when it is full. (End to end, the difference is below
+ * what the bench resolves: BENCHMARKS.md.)
  *
  * sonic-boom still does the writing (partial writes, EAGAIN, a broken pipe). A batch is written
  * when it fills, LOG_FLUSH_INTERVAL_MS after its first line, and at exit (a crash's last lines

@@ -122,10 +122,10 @@ const median = (values: readonly number[]): number => {
 };
 
 try {
-  // The same identical server measured up to 2 µs slower when started first than when started
-  // second (under `npm run`: 1.2–2.1 µs in 6 runs of 6, all on one machine; the cause was not
-  // found; run with node directly, 0.1 µs in one run): each half starts the
-  // variants in the opposite order, and the medians take both halves.
+  // The same server, started first, measured slower than its twin started after it in 14
+  // comparisons of 14 under `npm run` (0.3–2.7 µs, mostly 1.2–2.1; run with node directly, 0.1 µs
+  // in one), on one machine, cause not found (BENCHMARKS.md): each half starts the variants in the
+  // opposite order, and the medians take both halves.
   await half(variants, 'first half');
   if (variants.length > 1) await half([...variants].reverse(), 'second half');
   for (const [label, values] of results) {

@@ -57,6 +57,9 @@ function processCounters(pid: number): { faults: number; userTicks: number; syst
 }
 
 const variants = parseVariants(process.env.BENCH_AB ?? 'ours=.');
+const labels = variants.map((variant) => variant.label);
+if (new Set(labels).size !== labels.length)
+  throw new Error(`BENCH_AB: labels must differ (${labels.join(', ')})`);
 const machine = describeMachine();
 if (machine.pinning) pinProcess(process.pid, machine.pinning.load);
 const redis =

@@ -19,8 +19,8 @@ type SonicBoom = ReturnType<typeof pino.destination>;
  * what the bench resolves: BENCHMARKS.md.)
  *
  * sonic-boom still does the writing (partial writes, EAGAIN, a broken pipe). A batch is written
- * when it fills, LOG_FLUSH_INTERVAL_MS after its first line, and at exit (a crash's last lines
- * included). Only a SIGKILL can lose what is pending. An idle process has no timer of ours that
+ * when it fills, at most LOG_FLUSH_INTERVAL_MS after its first line (the timer armed by an earlier
+ * batch may write it sooner), and at exit (a crash's last lines included). Only a SIGKILL can lose what is pending. An idle process has no timer of ours that
  * wakes it. Lines keep their order: every line of the process comes here.
  */
 export class BatchedStdout {

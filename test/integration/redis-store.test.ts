@@ -1,5 +1,7 @@
 // The Redis store on a real Redis: the store contract, the scripts against sliding-window.ts, keys, replies, failures.
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';
 import { shapeOf } from '../../src/rate-limit/sliding-window.ts';
@@ -209,6 +211,42 @@ describe('RedisStore when Redis is unreachable', () => {
         assert.ok(performance.now() - started < 150, 'answered within the command timeout');
       }
     } finally {
+      await store.close();
+    }
+  });
+
+  it('drops a connection whose server accepts and never answers, and connects again', {
+    timeout: 10_000,
+  }, async () => {
+    // A TCP server that takes connections and reads what is sent, but never replies.
+    const silent = createServer((socket) => socket.resume());
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as AddressInfo).port;
+    let connections = 0;
+    const sockets = new Set<Socket>();
+    silent.on('connection', (socket) => {
+      connections++;
+      sockets.add(socket);
+    });
+    const client = createRedisClient({
+      url: `redis://127.0.0.1:${port}`,
+      clusterNodes: null,
+      keyPrefix: 'silent:',
+      commandTimeoutMs: 20, // the setup deadline is then its floor, 1 s
+    });
+    const store = new RedisStore({ client, keyPrefix: 'silent:', timeoutMs: 20 });
+    try {
+      const rule: RateRule = { name: 'silent', limit: 3, windowMs: MINUTE };
+      await assert.rejects(store.consume(rule, 'k'), StoreUnavailableError);
+      // Bounded waits, so that a client that never gives up fails the test instead of hanging it.
+      const [error] = (await once(client, 'error', { signal: AbortSignal.timeout(5000) })) as [Error];
+      assert.match(error.message, /Socket timeout/);
+      await once(client, 'connect', { signal: AbortSignal.timeout(5000) });
+      assert.ok(connections >= 2, 'a second connection after the silent first');
+    } finally {
+      client.disconnect();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
       await store.close();
     }
   });

@@ -53,10 +53,15 @@ const reconnectDelay = (attempt: number): number =>
 
 /** A client for the configuration: a Cluster when REDIS_CLUSTER_NODES is set, else one server. */
 export function createRedisClient(redis: Config['redis']): RedisClient {
-  // No `commandTimeout`: the store puts its own deadline on every command it sends (one timer
-  // for all decisions rather than one per command), and the client sends nothing else of ours.
+  // No `commandTimeout` (a timer per command): the store puts its own deadline on every command
+  // it sends, one timer for all decisions (command-deadlines.ts). What the client sends on its own
+  // as it connects (CLIENT SETNAME, the INFO ready check) is bounded by `socketTimeout` instead: a
+  // server that accepts the connection and then says nothing gets its socket destroyed, and the
+  // client reconnects rather than waiting for ever. Its timer is per socket read, not per command.
+  const setupTimeoutMs = Math.max(1000, redis.commandTimeoutMs * 10);
   const perConnection: RedisOptions = {
-    connectTimeout: Math.max(1000, redis.commandTimeoutMs * 10),
+    connectTimeout: setupTimeoutMs,
+    socketTimeout: setupTimeoutMs,
     // A command lost with its connection is failed, never sent again: a consume resent after a
     // reconnect could count one request twice, and a late answer is useless to a waiting request.
     maxRetriesPerRequest: 0,
@@ -74,7 +79,7 @@ export function createRedisClient(redis: Config['redis']): RedisClient {
         enableOfflineQueue: false,
         enableAutoPipelining: false,
         clusterRetryStrategy: reconnectDelay,
-        slotsRefreshTimeout: Math.max(1000, redis.commandTimeoutMs * 10),
+        slotsRefreshTimeout: setupTimeoutMs,
         redisOptions: perConnection,
       },
     );

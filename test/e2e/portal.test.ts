@@ -176,6 +176,9 @@ describe('the portal', { skip: skipWithoutChromium() }, () => {
     const page = await openBrowser(t, { width: 375, height: 800 });
     await page.goto(`${base}/`);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    // The page moves focus to its heading once it has rendered (an effect, after the heading is
+    // shown): keys pressed before that would start from the top of the document instead.
+    await page.waitForFunction(() => document.activeElement?.id === 'login-title');
     await page.keyboard.press('Tab');
     await page.keyboard.type(ALICE);
     await page.keyboard.press('Tab');

@@ -29,6 +29,7 @@ import { securityHeadersPlugin } from './http/plugins/security-headers.ts';
 import { sessionPlugin } from './http/plugins/session.ts';
 import { RequestLogController } from './http/request-log.ts';
 import { deferredChildLoggers } from './http/request-logger.ts';
+import { requestPipelinePlugin } from './http/request-pipeline.ts';
 import { adminRoutes } from './http/routes/admin.ts';
 import { authRoutes } from './http/routes/auth.ts';
 import { healthRoutes } from './http/routes/health.ts';
@@ -109,9 +110,10 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     readiness: stack.readiness,
   };
 
+  const requestLog = new RequestLogController(logger);
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
-    logController: new RequestLogController(logger),
+    logController: requestLog,
     childLoggerFactory: deferredChildLoggers,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: fastifyTrustProxy(config),
@@ -146,6 +148,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     flushLogs();
   });
 
+  await app.register(requestPipelinePlugin);
   await app.register(cookiesPlugin);
   await app.register(securityHeadersPlugin);
   await app.register(sessionPlugin, { sessions: services.sessions });
@@ -158,7 +161,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       events: services.securityEvents,
       mayBeKnownDevice: (request) => services.devices.read(request.cookies[DEVICE_COOKIE]) !== null,
     });
-  await app.register(metricsPlugin, { stack });
+  await app.register(metricsPlugin, { stack, completions: requestLog });
   await app.register(csrfPlugin, { secret: config.sessionSecret });
   await app.register(authorizationPlugin);
   await registerDocs(app);
@@ -186,7 +189,7 @@ function withoutRateLimitPolicy(services: Services) {
       app.decorateRequest('caller', null as unknown as FastifyRequest['caller']);
       app.decorateRequest('rateLimitRefusal', null);
     },
-    { name: 'rate-limit', dependencies: ['session'] },
+    { name: 'rate-limit', dependencies: ['session', 'request-pipeline'] },
   );
 }
 

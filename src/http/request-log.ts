@@ -23,6 +23,8 @@ export class RequestLogController extends LogController {
   private readonly bindings: string;
   /** Where the logger writes (stdout's batches, or a development transport). */
   private readonly destination: { write(line: string): void };
+  /** Told of every answered request before its line is written (the metrics plugin counts them). */
+  private listeners: readonly CompletionListener[] = [];
 
   constructor(log: Logger) {
     super({ requestIdLogLabel: 'reqId' });
@@ -31,6 +33,18 @@ export class RequestLogController extends LogController {
     const internals = log as unknown as Record<symbol, unknown>;
     this.bindings = (internals[pino.symbols.chindingsSym] as string | undefined) ?? '';
     this.destination = internals[pino.symbols.streamSym] as { write(line: string): void };
+  }
+
+  /**
+   * Calls `listener` with every request answered from now on; returns what stops it. Fastify
+   * calls this controller once per answered request (the request logger's place), so a listener
+   * here costs a request one call, where an onResponse hook costs a turn of the hook runner.
+   */
+  onCompleted(listener: CompletionListener): () => void {
+    this.listeners = [...this.listeners, listener];
+    return () => {
+      this.listeners = this.listeners.filter((other) => other !== listener);
+    };
   }
 
   override incomingRequest(request: FastifyRequest): void {
@@ -44,6 +58,8 @@ export class RequestLogController extends LogController {
     request: FastifyRequest,
     reply: FastifyReply,
   ): void {
+    const listeners = this.listeners;
+    for (let i = 0; i < listeners.length; i++) listeners[i]!(request, reply);
     if (error) {
       if (!this.log.isLevelEnabled('error')) return;
       this.log.error({ ...requestDetails(request, reply), err: error }, 'request errored');
@@ -61,6 +77,9 @@ export class RequestLogController extends LogController {
     this.destination.write(line);
   }
 }
+
+/** Told of an answered request (its status is final). */
+export type CompletionListener = (request: FastifyRequest, reply: FastifyReply) => void;
 
 /** The fields of a request line, for lines that go through pino. */
 function requestDetails(request: FastifyRequest, reply: FastifyReply) {

@@ -85,10 +85,16 @@ export class RateLimitEngine {
   /** Check-and-consume under the control's mode; a refusal in shadow mode is reported and let through. */
   consume(name: ControlName, key: string): MaybePromise<Verdict> {
     const bound = this.controls[name];
-    return then(this.store.consume(bound.rule, key), (decision) => {
-      if (!decision.allowed && bound.mode === 'shadow') this.shadowRefused(name);
-      return { bound, decision, refused: !decision.allowed && bound.mode === 'enforce' };
-    });
+    const decision = this.store.consume(bound.rule, key);
+    // The memory store's decision is there at once: no closure made for it.
+    return decision instanceof Promise
+      ? decision.then((settled) => this.verdictOfConsume(bound, settled))
+      : this.verdictOfConsume(bound, decision);
+  }
+
+  private verdictOfConsume(bound: BoundControl, decision: RateDecision): Verdict {
+    if (!decision.allowed && bound.mode === 'shadow') this.shadowRefused(bound.control.name);
+    return { bound, decision, refused: !decision.allowed && bound.mode === 'enforce' };
   }
 
   /** The verdict `consume` would give now, spending nothing and reporting nothing. */

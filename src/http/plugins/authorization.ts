@@ -1,8 +1,9 @@
 // Routes declare who may call them (`config.access`); this checks it after CSRF, before validation.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError } from '../../errors.ts';
 import { hookList } from '../hook-list.ts';
+import { asHook, type RequestStep } from '../request-pipeline.ts';
 
 export type Access = 'public' | 'user' | 'admin';
 
@@ -13,19 +14,36 @@ declare module 'fastify' {
   }
 }
 
+/** The access check of a route that needs a user or an admin; null for a public route. */
+function accessCheck(access: Access): RequestStep | null {
+  if (access === 'public') return null;
+  return (request) => {
+    if (!request.user) throw new ApiError('UNAUTHENTICATED');
+    if (access === 'admin' && request.user.role !== 'admin') throw new ApiError('FORBIDDEN');
+    return undefined;
+  };
+}
+
+/** GET and HEAD have no body to parse and no CSRF check: their access is checked in the pipeline. */
+function bodiless(method: RouteOptions['method']): boolean {
+  const methods = Array.isArray(method) ? method : [method];
+  return methods.every((m) => m === 'GET' || m === 'HEAD');
+}
+
 export const authorizationPlugin = fp(
   async (app) => {
-    // Attached only to routes that need a user or an admin: public routes pay nothing for it.
+    // After the rate limit (a 401 still spends and carries the headers), before validation. An
+    // unsafe route checks it after CSRF, once its body is parsed; a safe one at the end of its
+    // pipeline, which for a route with no body is the same place. Public routes pay nothing.
+    app.requestPipeline.add((route) => {
+      if (!route || !bodiless(route.method)) return null;
+      return accessCheck(route.config?.access ?? 'public');
+    });
     app.addHook('onRoute', (route) => {
-      const access = route.config?.access ?? 'public';
-      if (access === 'public') return;
-      const check = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
-        if (!request.user) done(new ApiError('UNAUTHENTICATED'));
-        else if (access === 'admin' && request.user.role !== 'admin') done(new ApiError('FORBIDDEN'));
-        else done();
-      };
-      route.preValidation = [...hookList(route.preValidation), check];
+      if (bodiless(route.method)) return;
+      const check = accessCheck(route.config?.access ?? 'public');
+      if (check) route.preValidation = [...hookList(route.preValidation), asHook(check)];
     });
   },
-  { name: 'authorization', dependencies: ['csrf'] },
+  { name: 'authorization', dependencies: ['csrf', 'request-pipeline'] },
 );

@@ -168,11 +168,17 @@ export function registerErrorHandlers(app: FastifyInstance): void {
     return reply.code(500).send(errorBody('INTERNAL_ERROR'));
   });
 
-  app.setNotFoundHandler((request, reply) => {
-    reply
-      .code(404)
-      .send(
-        errorBody('NOT_FOUND', { message: `No route for ${request.method} ${request.url.split('?')[0]}.` }),
-      );
+  // The 404 handler in a context of its own, whose one onRequest hook is the pipeline of requests
+  // that match no route (security headers, session, an /api path's generic bucket): hooks added at
+  // the app's level would run for every routed request too, only to find it had a route.
+  app.register(async (unmatched) => {
+    unmatched.addHook('onRequest', app.requestPipeline.forUnmatched());
+    unmatched.setNotFoundHandler((request, reply) => {
+      reply
+        .code(404)
+        .send(
+          errorBody('NOT_FOUND', { message: `No route for ${request.method} ${request.url.split('?')[0]}.` }),
+        );
+    });
   });
 }

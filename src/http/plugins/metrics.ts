@@ -1,15 +1,16 @@
 // GET /metrics in Prometheus format: requests, 429s by code, limiter decision latency, the store's health.
-import type { FastifyReply, FastifyRequest, onResponseHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { type ShadowRefusalEvent, shadowRefusalChannel } from '../../rate-limit/engine.ts';
 import type { StoreStack } from '../../rate-limit/stores/create-store.ts';
 import { observeStore } from '../../rate-limit/stores/store-events.ts';
-import { hookList } from '../hook-list.ts';
+import type { RequestLogController } from '../request-log.ts';
 
 export interface MetricsPluginOptions {
   /** The app's store stack: its labels, and the store whose events (store-events.ts) are counted. */
   readonly stack: StoreStack;
+  /** Where the app's answered requests are told of (the request log controller). */
+  readonly completions: Pick<RequestLogController, 'onCompleted'>;
 }
 
 // From a memory decision (microseconds) to a Redis one that ran into the command timeout.
@@ -18,7 +19,7 @@ const DECISION_BUCKETS = [
 ];
 
 export const metricsPlugin = fp<MetricsPluginOptions>(
-  async (app, { stack }) => {
+  async (app, { stack, completions }) => {
     // One registry per app: tests build many apps in one process, and their series must not mix.
     // No default process metrics: prom-client's collectors install observers that are never removed.
     const registry = new Registry();
@@ -89,33 +90,22 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
       stopObserving = null;
     });
 
-    const count = (request: FastifyRequest, reply: FastifyReply, route: RouteCounts) => {
-      route.count(request.method, reply.statusCode);
-      if (request.rateLimitRefusal !== null) refusals.labels(request.rateLimitRefusal).inc();
-    };
-    // The route's pattern, never the URL (ids and junk paths would make unbounded series): each
-    // route counts with its own pattern in hand, so no request looks its route up.
-    app.addHook('onRoute', (route) => {
-      const counts = answered.forRoute(route.url);
-      const onAnswered: onResponseHookHandler = (request, reply, done) => {
-        count(request, reply, counts);
-        done();
-      };
-      route.onResponse = [...hookList(route.onResponse), onAnswered];
-    });
-    // Requests that matched no route never met onRoute.
+    // The route's pattern, never the URL (ids and junk paths would make unbounded series), as the
+    // request pipeline marked it; requests that matched no route count as `unmatched`.
     const unmatched = answered.forRoute('unmatched');
-    app.addHook('onResponse', (request, reply, done) => {
-      if (request.is404) count(request, reply, unmatched);
-      done();
+    const stopCounting = completions.onCompleted((request, reply) => {
+      const pattern = request.routePattern;
+      (pattern === null ? unmatched : answered.forRoute(pattern)).count(request.method, reply.statusCode);
+      if (request.rateLimitRefusal !== null) refusals.labels(request.rateLimitRefusal).inc();
     });
+    app.addHook('onClose', async () => stopCounting());
 
     app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
       reply.header('content-type', registry.contentType).header('cache-control', 'no-store');
       return registry.metrics();
     });
   },
-  { name: 'metrics', dependencies: ['rate-limit'] },
+  { name: 'metrics', dependencies: ['rate-limit', 'request-pipeline'] },
 );
 
 /** The store's fallback state (set by its events, read at scrape time) and the count of Redis failures. */

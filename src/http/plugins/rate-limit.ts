@@ -1,5 +1,5 @@
 // Applies the policy to every request first thing: the route's plan, the caller's key, headers, 429s.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { normaliseEmail } from '../../auth/email.ts';
 import type { SecurityEventSink } from '../../auth/security-event.ts';
@@ -15,6 +15,7 @@ import {
   type RoutePlan,
 } from '../../rate-limit/policy.ts';
 import { hookList } from '../hook-list.ts';
+import { ANSWERED, asHook, type RequestStep, type StepResult } from '../request-pipeline.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -92,30 +93,29 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
     });
     app.decorateRequest('rateLimitRefusal', null);
 
-    /** The check a plan makes as the request arrives: it spends or looks at the caller's budget; null when exempt. */
-    const checkFor = (plan: RoutePlan, flow: LoginFlow | null): OnRequestCheck | null => {
+    /** The step a plan adds to a route's pipeline: it spends or looks at the caller's budget; null when exempt. */
+    const stepFor = (plan: RoutePlan, flow: LoginFlow | null): RequestStep | null => {
       switch (plan.kind) {
         case 'exempt':
           return null;
         case 'login':
-          return (request, reply, done) => {
-            if (options.mayBeKnownDevice(request)) return done();
-            decide(() => flow!.lockedBefore(request.caller, 'ip'), reply, done);
+          return (request, reply) => {
+            if (options.mayBeKnownDevice(request)) return undefined;
+            return applyVerdict(flow!.lockedBefore(request.caller, 'ip'), reply);
           };
         case 'controls': {
           // Policy routes list one control each; a route with several would consume them in order.
           const { control } = engine.controls[plan.controls[0]!];
-          return (request, reply, done) => {
-            decide(() => engine.consume(control.name, keyFor(control, request.caller)!), reply, done);
-          };
+          return (request, reply) =>
+            applyVerdict(engine.consume(control.name, keyFor(control, request.caller)!), reply);
         }
         case 'generic': {
           const authenticated = engine.controls[plan.authenticated].control;
           const unauthenticated = engine.controls[plan.unauthenticated].control;
-          return (request, reply, done) => {
+          return (request, reply) => {
             const caller = request.caller;
             const control = caller.userId !== null ? authenticated : unauthenticated;
-            decide(() => engine.consume(control.name, keyFor(control, caller)!), reply, done);
+            return applyVerdict(engine.consume(control.name, keyFor(control, caller)!), reply);
           };
         }
       }
@@ -123,96 +123,69 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
 
     /** The account's lock, looked at once the body names it (a known device is left to the handler). */
     const accountLockCheck =
-      (flow: LoginFlow): OnRequestCheck =>
-      (request, reply, done) => {
+      (flow: LoginFlow): RequestStep =>
+      (request, reply) => {
         const email = (request.body as { email?: unknown } | undefined)?.email;
-        if (typeof email !== 'string' || options.mayBeKnownDevice(request)) return done();
-        decide(() => flow.lockedBefore(request.caller, 'account', email), reply, done);
+        if (typeof email !== 'string' || options.mayBeKnownDevice(request)) return undefined;
+        return applyVerdict(flow.lockedBefore(request.caller, 'account', email), reply);
       };
 
-    // A route's plan is fixed when the route is registered, so each route gets the check made for
-    // its plan: nothing per request looks the route up, and an exempt route has no check at all.
+    // A route's plan is fixed when the route is registered: nothing per request looks the route
+    // up, and an exempt route has no step at all.
     app.addHook('onRoute', (route) => {
-      const first = Array.isArray(route.method) ? route.method[0]! : route.method;
-      // Fastify adds a HEAD route for every GET: it is the same resource under the same plan.
-      const method = first === 'HEAD' ? 'GET' : first;
-      const plan = planForRoute(method, route.url ?? route.path);
-      let flow: LoginFlow | null = null;
-      if (plan.kind === 'login') {
-        flow = new LoginFlow({ engine, plan, events: options.events });
-        // The login handler spends or gives back what the password check decides.
-        route.config = { ...route.config, loginFlow: flow };
-        // The account's lock needs the submitted email, so it is looked at once the body is parsed,
-        // first among the route's preValidation hooks: before CSRF and field validation, as for
-        // every other limiter, a locked account gets its 429.
-        route.preValidation = [accountLockCheck(flow), ...hookList(route.preValidation)];
-      }
-      const check = checkFor(plan, flow);
-      // Route hooks run after the app's own onRequest hooks: the session is resolved by then.
-      if (check) route.onRequest = [...hookList(route.onRequest), check];
+      const plan = planOf(route);
+      if (plan.kind !== 'login') return;
+      const flow = new LoginFlow({ engine, plan, events: options.events });
+      // The login handler spends or gives back what the password check decides.
+      route.config = { ...route.config, loginFlow: flow };
+      // The account's lock needs the submitted email, so it is looked at once the body is parsed,
+      // first among the route's preValidation hooks: before CSRF and field validation, as for
+      // every other limiter, a locked account gets its 429.
+      route.preValidation = [asHook(accountLockCheck(flow)), ...hookList(route.preValidation)];
     });
 
-    // A path that matches no route never met onRoute: this hook covers those requests, and only those.
-    const unmatchedChecks = new Map<RoutePlan, OnRequestCheck | null>();
-    app.addHook('onRequest', (request, reply, done) => {
-      if (!request.is404) return done();
-      const plan = planForUnmatched(request.url);
-      let check = unmatchedChecks.get(plan);
-      if (check === undefined) {
-        check = checkFor(plan, null);
-        unmatchedChecks.set(plan, check);
-      }
-      if (check === null) return done();
-      check(request, reply, done);
+    // In each route's pipeline after the session (the generic bucket keys by user). A path that
+    // matches no route has its plan from its URL: an /api 404 spends the generic bucket.
+    const unmatchedSteps = new Map<RoutePlan, RequestStep | null>();
+    app.requestPipeline.add((route) => {
+      if (route) return stepFor(planOf(route), route.config?.loginFlow ?? null);
+      return (request, reply) => {
+        const plan = planForUnmatched(request.url);
+        let step = unmatchedSteps.get(plan);
+        if (step === undefined) {
+          step = stepFor(plan, null);
+          unmatchedSteps.set(plan, step);
+        }
+        return step === null ? undefined : step(request, reply);
+      };
     });
   },
-  { name: 'rate-limit', dependencies: ['session'] },
+  { name: 'rate-limit', dependencies: ['session', 'request-pipeline'] },
 );
 
-type OnRequestCheck = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void;
-
-/** Runs a decision; a store that throws at once fails the request as one that rejects does. */
-function decide(
-  decision: () => Verdict | null | Promise<Verdict | null>,
-  reply: FastifyReply,
-  done: (error?: Error) => void,
-): void {
-  let outcome: Verdict | null | Promise<Verdict | null>;
-  try {
-    outcome = decision();
-  } catch (error) {
-    done(error as Error);
-    return;
-  }
-  settle(outcome, reply, done);
+/** A route's plan, from its method and pattern: the HEAD Fastify adds for a GET is the same resource. */
+function planOf(route: Pick<RouteOptions, 'method' | 'url'>): RoutePlan {
+  const first = Array.isArray(route.method) ? route.method[0]! : route.method;
+  return planForRoute(first === 'HEAD' ? 'GET' : first, route.url);
 }
 
-function settle(
-  outcome: Verdict | null | Promise<Verdict | null>,
-  reply: FastifyReply,
-  done: (error?: Error) => void,
-): void {
-  if (outcome instanceof Promise) {
-    // A store failure (closed mode) goes to the error handler, the one place that makes it a 503.
-    outcome.then(
-      (verdict) => finish(reply, verdict, done),
-      (error) => done(error),
-    );
-  } else {
-    finish(reply, outcome, done);
-  }
+/** Writes an admitted verdict's headers, or answers a refused one (a Redis verdict once it is in). */
+function applyVerdict(outcome: Verdict | null | Promise<Verdict | null>, reply: FastifyReply): StepResult {
+  // A store failure (closed mode) rejects, and the pipeline hands it to the error handler: a 503.
+  return outcome instanceof Promise
+    ? outcome.then((verdict) => apply(verdict, reply))
+    : apply(outcome, reply);
 }
 
-function finish(reply: FastifyReply, verdict: Verdict | null, done: (error?: Error) => void): void {
-  if (verdict === null) {
-    done();
-  } else if (verdict.refused) {
+function apply(verdict: Verdict | null, reply: FastifyReply): undefined | typeof ANSWERED {
+  if (verdict === null) return undefined;
+  if (verdict.refused) {
     sendRefusal(reply, verdict);
-  } else {
-    // Admitted, or refused by a control in shadow mode: either way the headers tell the real state.
-    writeRateLimitHeaders(reply, verdict);
-    done();
+    return ANSWERED;
   }
+  // Admitted, or refused by a control in shadow mode: either way the headers tell the real state.
+  writeRateLimitHeaders(reply, verdict);
+  return undefined;
 }
 
 /** The draft-06 triple and the current `RateLimit-Policy`/`RateLimit` pair, for one control. */

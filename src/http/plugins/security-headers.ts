@@ -1,11 +1,12 @@
 // Headers every response carries: no sniffing, no framing, no referrer leaks, no caching of API data.
+import type { FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
 
 const CSP =
   "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 /**
- * The security headers of an answer to `url`. One source for the onSend hook and for the answers
+ * The security headers of an answer to `url`. One source for the request step and for the answers
  * written before any hook can run (a URL that cannot be decoded, a request Node's parser refused).
  */
 export function securityHeaders(url: string): Record<string, string> {
@@ -28,15 +29,30 @@ function headerSetFor(url: string): readonly [string, string][] {
   return url.startsWith('/docs') ? DOCS_HEADERS : PAGE_HEADERS;
 }
 
+/**
+ * The header set of every request a route answers, when its pattern settles it (a pattern with no
+ * parameter or wildcard, or one under /api or /docs); null when only the request's URL can tell.
+ */
+function headerSetOfRoute(url: string): readonly [string, string][] | null {
+  if (url === '/api' || url.startsWith('/api/') || url.startsWith('/docs')) return headerSetFor(url);
+  return url.includes(':') || url.includes('*') ? null : headerSetFor(url);
+}
+
+function setAll(reply: FastifyReply, headers: readonly [string, string][]): undefined {
+  for (let i = 0; i < headers.length; i++) reply.header(headers[i]![0], headers[i]![1]);
+  return undefined;
+}
+
 export const securityHeadersPlugin = fp(
   async (app) => {
-    // Set as the request arrives rather than in an onSend hook: headers set early stay on every
+    // The first step of every request rather than an onSend hook: headers set early stay on every
     // answer (an error's too), and a route's own caching decision (a 429's no-store, a static
     // file's) is set later and replaces ours.
-    app.addHook('onRequest', (request, reply, done) => {
-      for (const [name, value] of headerSetFor(request.url)) reply.header(name, value);
-      done();
+    app.requestPipeline.add((route) => {
+      const fixed = route ? headerSetOfRoute(route.url) : null;
+      if (fixed) return (_request, reply) => setAll(reply, fixed);
+      return (request, reply) => setAll(reply, headerSetFor(request.url));
     });
   },
-  { name: 'security-headers' },
+  { name: 'security-headers', dependencies: ['request-pipeline'] },
 );

@@ -1,6 +1,8 @@
 // Resolves the session cookie on every request into `request.user` (or null) before anything else.
+
+import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import type { SessionService } from '../../auth/sessions.ts';
+import type { ResolvedSession, SessionService } from '../../auth/sessions.ts';
 import type { User } from '../../db/repositories/users.ts';
 
 export const SESSION_COOKIE = 'tp_session';
@@ -18,25 +20,22 @@ export const sessionPlugin = fp<{ sessions: SessionService }>(
   async (app, { sessions }) => {
     app.decorateRequest('user', null);
     app.decorateRequest('sessionId', null);
-    app.addHook('onRequest', (request, _reply, done) => {
-      const cookie = request.cookies[SESSION_COOKIE];
-      if (!cookie) return done();
-      const resolved = sessions.resolve(cookie);
-      if (!(resolved instanceof Promise)) {
-        if (resolved) {
-          request.user = resolved.user;
-          request.sessionId = resolved.sessionId;
-        }
-        return done();
+    const signIn = (request: FastifyRequest, session: ResolvedSession | null): undefined => {
+      if (session) {
+        request.user = session.user;
+        request.sessionId = session.sessionId;
       }
-      resolved.then((session) => {
-        if (session) {
-          request.user = session.user;
-          request.sessionId = session.sessionId;
-        }
-        done();
-      }, done);
+      return undefined;
+    };
+    // Every route's pipeline resolves the session before the rate limiter, which keys by user.
+    app.requestPipeline.add(() => (request) => {
+      const cookie = request.cookies[SESSION_COOKIE];
+      if (!cookie) return undefined;
+      const resolved = sessions.resolve(cookie);
+      return resolved instanceof Promise
+        ? resolved.then((session) => signIn(request, session))
+        : signIn(request, resolved);
     });
   },
-  { name: 'session', dependencies: ['cookies'] },
+  { name: 'session', dependencies: ['cookies', 'request-pipeline'] },
 );

@@ -28,7 +28,7 @@ import { rateLimitPlugin } from './http/plugins/rate-limit.ts';
 import { securityHeadersPlugin } from './http/plugins/security-headers.ts';
 import { sessionPlugin } from './http/plugins/session.ts';
 import { RequestLogController } from './http/request-log.ts';
-import { deferredChildLoggers } from './http/request-logger.ts';
+import { deferChildLoggers } from './http/request-logger.ts';
 import { requestPipelinePlugin } from './http/request-pipeline.ts';
 import { adminRoutes } from './http/routes/admin.ts';
 import { authRoutes } from './http/routes/auth.ts';
@@ -114,7 +114,6 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     logController: requestLog,
-    childLoggerFactory: deferredChildLoggers,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: fastifyTrustProxy(config),
     requestIdHeader: 'x-request-id',
@@ -123,6 +122,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     frameworkErrors,
     clientErrorHandler,
   });
+  deferChildLoggers(app);
   app.decorate('services', services);
   app.decorate('seededDemo', seeded);
   // JSON only: any other body type is a 415, not a string for the schema to puzzle over.

@@ -72,10 +72,30 @@ export class RequestLogController extends LogController {
       `${this.opening}${Date.now()}${this.bindings},"reqId":${JSON.stringify(request.id)}` +
       `,"method":${JSON.stringify(request.method)},"url":${JSON.stringify(request.url)}` +
       (address === undefined ? '' : `,"remoteAddress":${JSON.stringify(address)}`) +
-      `,"statusCode":${reply.statusCode},"responseTime":${reply.elapsedTime}` +
+      `,"statusCode":${reply.statusCode},"responseTime":${millis(reply.elapsedTime)}` +
       ',"msg":"request completed"}\n';
     this.destination.write(line);
   }
+}
+
+/**
+ * A duration in ms as a JSON number to the microsecond (`0.073`, `12`, `1.5`). Pino would write
+ * the whole double (`0.07291698455810547`): its digits below a microsecond are noise, and
+ * printing a double takes about three times as long as printing two small integers.
+ */
+export function millis(ms: number): string {
+  const micros = Math.round(ms * 1000);
+  if (!(micros >= 0 && micros < 2 ** 31)) return Number.isFinite(ms) ? String(ms) : '0';
+  const whole = Math.floor(micros / 1000);
+  let fraction = micros - whole * 1000;
+  if (fraction === 0) return String(whole);
+  let digits = 3;
+  while (fraction % 10 === 0) {
+    fraction /= 10;
+    digits--;
+  }
+  const text = String(fraction);
+  return `${whole}.${text.length === digits ? text : '00'.slice(0, digits - text.length) + text}`;
 }
 
 /** Told of an answered request (its status is final). */

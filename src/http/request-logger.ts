@@ -1,5 +1,5 @@
 // Each request's logger, made only when something logs through it.
-import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Bindings, ChildLoggerOptions, LevelWithSilentOrString } from 'pino';
 
 type LogArguments = Parameters<FastifyBaseLogger['info']>;
@@ -13,11 +13,11 @@ type LogArguments = Parameters<FastifyBaseLogger['info']>;
  */
 export class DeferredChildLogger implements FastifyBaseLogger {
   private real: FastifyBaseLogger | null = null;
-  private readonly parent: FastifyBaseLogger;
+  private readonly parent: Pick<FastifyBaseLogger, 'child'>;
   private readonly childBindings: Bindings;
   private readonly childOptions: ChildLoggerOptions;
 
-  constructor(parent: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions) {
+  constructor(parent: Pick<FastifyBaseLogger, 'child'>, bindings: Bindings, options: ChildLoggerOptions) {
     this.parent = parent;
     this.childBindings = bindings;
     this.childOptions = options;
@@ -62,9 +62,15 @@ export class DeferredChildLogger implements FastifyBaseLogger {
   }
 }
 
-/** Fastify's `childLoggerFactory`: each request's logger is a DeferredChildLogger. */
-export const deferredChildLoggers: NonNullable<FastifyServerOptions['childLoggerFactory']> = (
-  logger,
-  bindings,
-  options,
-) => new DeferredChildLogger(logger, bindings, options);
+/**
+ * Makes every request's logger (`request.log`) a DeferredChildLogger of the app's logger. Why
+ * through the app logger's `child` and not Fastify's `childLoggerFactory` option: Fastify checks
+ * what a factory of ours returns on every request (seven method lookups, an array and a filter,
+ * about 0.1 µs) and skips that check only for its own factory, which calls `app.log.child`.
+ * Every child of the app logger is deferred so: a plugin's, a route's (`logLevel`), a request's.
+ */
+export function deferChildLoggers(app: Pick<FastifyInstance, 'log'>): void {
+  const log = app.log as FastifyBaseLogger;
+  const parent = { child: log.child.bind(log) };
+  log.child = (bindings, options) => new DeferredChildLogger(parent, bindings, options ?? {});
+}

@@ -4,7 +4,7 @@ import { describe, it, type TestContext } from 'node:test';
 import fc from 'fast-check';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import pino, { type Logger } from 'pino';
-import { RequestLogController } from '../../src/http/request-log.ts';
+import { millis, RequestLogController } from '../../src/http/request-log.ts';
 
 const NOW = 1_700_000_000_123;
 
@@ -53,7 +53,7 @@ function complete(controller: RequestLogController, request: FakeRequest, reply:
   );
 }
 
-/** The line pino itself writes for the same facts. */
+/** The line pino itself writes for the same facts (the response time to the microsecond, see millis). */
 function pinoLine(log: Logger, request: FakeRequest, reply: FakeReply): string {
   const out = (log as unknown as Record<symbol, Capture>)[pino.symbols.streamSym]!;
   log.info(
@@ -63,7 +63,7 @@ function pinoLine(log: Logger, request: FakeRequest, reply: FakeReply): string {
       url: request.url,
       remoteAddress: request.ip,
       statusCode: reply.statusCode,
-      responseTime: reply.elapsedTime,
+      responseTime: Number(millis(reply.elapsedTime)),
     },
     'request completed',
   );
@@ -131,7 +131,7 @@ describe('RequestLogController.requestCompleted', () => {
       url: '/api/tasks?page=2',
       remoteAddress: '198.51.100.7',
       statusCode: 200,
-      responseTime: 1.234567,
+      responseTime: 1.235,
       msg: 'request completed',
     });
     assert.ok(hand.endsWith('}\n') && hand.indexOf('\n') === hand.length - 1, 'one line, newline-ended');
@@ -174,7 +174,7 @@ describe('RequestLogController.requestCompleted', () => {
           assert.equal(parsed.method, method);
           assert.equal(parsed.remoteAddress, ip);
           assert.equal(parsed.statusCode, statusCode);
-          assert.equal(parsed.responseTime, elapsedTime);
+          assert.ok(Math.abs(parsed.responseTime - elapsedTime) <= 0.0005 + 1e-9, 'to the microsecond');
           assert.equal(hand, expected, 'byte for byte');
         },
       ),
@@ -186,6 +186,29 @@ describe('RequestLogController.requestCompleted', () => {
     const { hand, pino: expected } = both(t, { ...request, ip: undefined }, reply);
     assert.equal(hand, expected);
     assert.equal('remoteAddress' in JSON.parse(hand), false);
+  });
+
+  it('writes response times to the microsecond, with no trailing zeros', () => {
+    const cases: [number, string][] = [
+      [0, '0'],
+      [7, '7'],
+      [1.5, '1.5'],
+      [1.05, '1.05'],
+      [0.0729169845, '0.073'],
+      [0.0005, '0.001'],
+      [0.000123, '0'],
+      [99.9996, '100'],
+      [12345.678901234, '12345.679'],
+      [1e12, '1000000000000'],
+    ];
+    for (const [ms, text] of cases) assert.equal(millis(ms), text, String(ms));
+    fc.assert(
+      fc.property(fc.double({ min: 0, max: 2e6, noNaN: true }), (ms) => {
+        const text = millis(ms);
+        assert.match(text, /^\d+(\.\d{0,2}[1-9])?$/);
+        assert.ok(Math.abs(Number(text) - ms) <= 0.0005 + 1e-9);
+      }),
+    );
   });
 
   it('writes whole-number and sub-millisecond response times as pino does', (t) => {

@@ -1,9 +1,9 @@
 // DeferredChildLogger: a request's logger is pino's own child, made on the first line, never before.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import Fastify, { type FastifyBaseLogger } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import pino from 'pino';
-import { DeferredChildLogger, deferredChildLoggers } from '../../src/http/request-logger.ts';
+import { DeferredChildLogger, deferChildLoggers } from '../../src/http/request-logger.ts';
 
 /** A destination that keeps every line, parsed, without the time. */
 class Capture {
@@ -73,9 +73,9 @@ describe('DeferredChildLogger', () => {
     const app = Fastify({
       loggerInstance: root,
       disableRequestLogging: true,
-      childLoggerFactory: deferredChildLoggers,
       genReqId: () => 'req-42',
     });
+    deferChildLoggers(app as unknown as Pick<FastifyInstance, 'log'>);
     app.get('/', async (request) => {
       assert.ok(request.log instanceof DeferredChildLogger);
       request.log.info({ step: 'handler' }, 'handled');

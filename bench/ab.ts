@@ -6,10 +6,9 @@
 //
 // Each variant is `label=checkout[:NAME=value,…]`: its server is that checkout's bench/targets/ours.ts
 // with those settings on top of the bench's (ours · memory, or ours · redis with BENCH_AB_REDIS=1).
-// A change worth less than the full run's noise (1–2 µs between runs on a shared machine) shows
-// here: the variants run side by side, each round measures every variant once, the medians
-// compare rounds taken minutes apart at most, and the run is done twice, the variants started in
-// one order and then in the other (see below).
+// The variants run side by side, each round measures every variant once, and the whole is done
+// BENCH_AB_STARTS times on fresh processes (see below): a server's figure varies from process to
+// process by up to 2 µs, so a difference well under that needs many starts to show.
 import { readFileSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -71,7 +70,7 @@ const budget = { RATE_LIMIT_AUTHENTICATED: `${NEVER_REFUSES.limit}/${NEVER_REFUS
 /** µs per request of each variant, every round of both halves. */
 const results = new Map<string, number[]>(variants.map((variant) => [variant.label, []]));
 
-/** Starts the variants in this order, measures them round after round, stops them. */
+/** Starts the variants in this order as fresh processes, measures them round after round, stops them. */
 async function half(order: readonly Variant[], name: string): Promise<void> {
   const running: { variant: Variant; target: Target }[] = [];
   try {
@@ -125,21 +124,21 @@ const median = (values: readonly number[]): number => {
 };
 
 try {
-  // The same server, started first, measured slower than its twin started after it in 14
-  // comparisons of 14 under `npm run` (0.3–2.7 µs, mostly 1.2–2.1; run with node directly, 0.1 µs
-  // in one), on one machine, cause not found (BENCHMARKS.md): each half starts the variants in the
-  // opposite order, and the medians take both halves.
-  await half(variants, 'first half');
-  if (variants.length > 1) await half([...variants].reverse(), 'second half');
+  // Identical servers started one after another measure apart by up to 2 µs per request, each
+  // keeping its own figure round after round (BENCHMARKS.md): a variant's figure is a draw per
+  // process. So the variants are started BENCH_AB_STARTS times (default 4), each time as fresh
+  // processes in an order rotated from the last, and the medians take every start.
+  const starts = Math.max(1, Number(process.env.BENCH_AB_STARTS) || 4);
+  for (let start = 0; start < starts; start++) {
+    const shift = start % variants.length;
+    await half([...variants.slice(shift), ...variants.slice(0, shift)], `start ${start + 1}/${starts}`);
+  }
   for (const [label, values] of results) {
-    const halves = variants.length > 1 ? 2 : 1;
-    const [first, second] = [values.slice(0, values.length / halves), values.slice(values.length / halves)];
-    const byHalf =
-      halves === 2
-        ? ` (first half ${median(first).toFixed(2)}, second half ${median(second).toFixed(2)})`
-        : '';
+    const perStart = Array.from({ length: starts }, (_, k) =>
+      median(values.slice((k * values.length) / starts, ((k + 1) * values.length) / starts)).toFixed(2),
+    );
     console.log(
-      `[ab] median ${label.padEnd(16)} ${median(values).toFixed(2)} µs/req over ${values.length} rounds${byHalf}`,
+      `[ab] median ${label.padEnd(16)} ${median(values).toFixed(2)} µs/req over ${values.length} rounds (by start: ${perStart.join(', ')})`,
     );
   }
 } finally {

@@ -78,16 +78,16 @@ try {
     const targets = options.quick
       ? all.filter((t) => (QUICK_TARGETS as readonly string[]).includes(t.name))
       : selected(all, options.targets);
-    await withTargets(targets, async (running) => {
-      if (wants('throughput')) results.throughput = await interleave(running, settings);
-      if (wants('redis-trips') && redis) results.redisTrips = await countTrips(running, redis.url);
-    });
+    if (wants('throughput')) results.throughput = await interleave(targets, settings);
+    const redisTargets = targets.filter((t) => t.store === 'redis');
+    if (wants('redis-trips') && redis && redisTargets.length > 0)
+      await withTargets(redisTargets, async (running) => {
+        results.redisTrips = await countTrips(running, redis.url);
+      });
   }
   if (wants('refusal')) {
     const targets = comparisonTargets(EXHAUSTED, options.users, redis?.url ?? null, false);
-    await withTargets(selected(targets, options.targets), async (running) => {
-      results.refusal = await interleave(running, settings);
-    });
+    results.refusal = await interleave(selected(targets, options.targets), settings);
   }
   if (wants('bulk')) results.bulk = await bulk();
   if (wants('memory')) {
@@ -142,9 +142,8 @@ async function withTargets(
       try {
         running.push({ target, process: await TargetProcess.start(target, serverCore), requests: [] });
       } catch (error) {
-        results.notes.push(
-          `${target.label} did not start: ${String((error as Error).message).split('\n')[0]}`,
-        );
+        const note = `${target.label} did not start: ${String((error as Error).message).split('\n')[0]}`;
+        if (!results.notes.includes(note)) results.notes.push(note);
         log(String(error));
       }
     }
@@ -159,20 +158,34 @@ async function withTargets(
   }
 }
 
-/** Every target once per round, in table order, for `options.rounds` rounds; one summary row each. */
-async function interleave(running: Running[], runSettings: RunSettings): Promise<Row[]> {
-  const samples = running.map(() => [] as Awaited<ReturnType<typeof measure>>[]);
+/**
+ * Every target once per round, each round on fresh processes: started in an order rotated by one
+ * from the last round's, measured in that order, stopped. Why not one process per target for the
+ * whole run: identical servers started one after another measure apart by up to 2 µs per request,
+ * and each keeps its own figure round after round (BENCHMARKS.md, "Reading the numbers"); a
+ * median over rounds is then a median over processes.
+ */
+async function interleave(
+  targets: BenchTarget[],
+  runSettings: RunSettings,
+  requestsFor?: (running: Running) => autocannon.Request[],
+): Promise<Row[]> {
+  const samples = new Map(targets.map((t) => [t, [] as Awaited<ReturnType<typeof measure>>[]]));
   for (let round = 1; round <= options.rounds; round++) {
-    for (const [i, r] of running.entries()) {
-      const m = await measure(r.process, r.requests, runSettings);
-      samples[i]!.push(m);
-      log(
-        `round ${round}/${options.rounds} ${r.target.name.padEnd(28)} ${m.rps.toFixed(0).padStart(6)} req/s  ` +
-          `p99 ${m.p99.toFixed(1)} ms  ${m.cpuMicrosPerRequest.toFixed(1)} µs/req  non-2xx ${m.non2xx}  errors ${m.errors}`,
-      );
-    }
+    const shift = (round - 1) % targets.length;
+    const order = [...targets.slice(shift), ...targets.slice(0, shift)];
+    await withTargets(order, async (running) => {
+      for (const r of running) {
+        const m = await measure(r.process, requestsFor ? requestsFor(r) : r.requests, runSettings);
+        samples.get(r.target)!.push(m);
+        log(
+          `round ${round}/${options.rounds} ${r.target.name.padEnd(28)} ${m.rps.toFixed(0).padStart(6)} req/s  ` +
+            `p99 ${m.p99.toFixed(1)} ms  ${m.cpuMicrosPerRequest.toFixed(1)} µs/req  non-2xx ${m.non2xx}  errors ${m.errors}`,
+        );
+      }
+    });
   }
-  return running.map((r, i) => summarise(r.target, samples[i]!));
+  return targets.filter((t) => samples.get(t)!.length > 0).map((t) => summarise(t, samples.get(t)!));
 }
 
 /** Redis commands and round trips per decision for each Redis-backed target, after a short warm-up (scripts loaded). */
@@ -212,10 +225,9 @@ async function bulk(): Promise<Row[] | null> {
   }
   let rows: Row[] | null = null;
   try {
-    await withTargets(targets, async (running) => {
-      for (const r of running) r.requests = bulkRequests(r.process.extra as BenchSession[], 4);
-      rows = await interleave(running, { duration: options.duration, warmup: 1, connections: 1 });
-    });
+    rows = await interleave(targets, { duration: options.duration, warmup: 1, connections: 1 }, (r) =>
+      bulkRequests(r.process.extra as BenchSession[], 4),
+    );
   } finally {
     await schema?.drop();
   }

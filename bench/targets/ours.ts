@@ -23,11 +23,13 @@ if ((process.env.BENCH_EXPECT_STORE === 'redis') !== (await usesRedis())) {
 }
 
 // The demo data has 4 accounts; the bench needs 1000 distinct users, so it adds them (one hash for all).
+// A target started again on the same database (a later round) finds them there.
 const count = envInt('BENCH_USERS', 1000);
 const emails = Array.from({ length: count }, (_, i) => `bench-${i + 1}@example.test`);
 await app.services.db.query(
   `INSERT INTO users (email, name, role, password_hash)
-   SELECT e, n, 'employee', $3 FROM unnest($1::text[], $2::text[]) AS t(e, n)`,
+   SELECT e, n, 'employee', $3 FROM unnest($1::text[], $2::text[]) AS t(e, n)
+   ON CONFLICT DO NOTHING`,
   [
     emails,
     emails.map((_, i) => `Bench User ${i + 1}`),

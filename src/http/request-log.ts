@@ -23,6 +23,10 @@ export class RequestLogController extends LogController {
   private readonly bindings: string;
   /** Where the logger writes (stdout's batches, or a development transport). */
   private readonly destination: { write(line: string): void };
+  private lastMethod: string | null = null;
+  private lastMethodJson = '""';
+  private lastAddress: string | null = null;
+  private lastAddressJson = '';
   /** Told of every answered request before its line is written (the metrics plugin counts them). */
   private listeners: readonly CompletionListener[] = [];
 
@@ -67,11 +71,25 @@ export class RequestLogController extends LogController {
     }
     if (!this.log.isLevelEnabled('info')) return;
     const address = request.ip;
-    // JSON.stringify escapes what a client controls (the id header, the URL); the rest are numbers.
+    // JSON.stringify escapes what a client controls (the id header, the URL). The method and the
+    // address repeat from request to request (every request comes from the proxy's address behind
+    // one): their JSON is kept from the last time.
+    const method = request.method;
+    if (method !== this.lastMethod) {
+      this.lastMethod = method;
+      this.lastMethodJson = JSON.stringify(method);
+    }
+    let addressJson = '';
+    if (address !== undefined) {
+      if (address !== this.lastAddress) {
+        this.lastAddress = address;
+        this.lastAddressJson = `,"remoteAddress":${JSON.stringify(address)}`;
+      }
+      addressJson = this.lastAddressJson;
+    }
     const line =
       `${this.opening}${Date.now()}${this.bindings},"reqId":${JSON.stringify(request.id)}` +
-      `,"method":${JSON.stringify(request.method)},"url":${JSON.stringify(request.url)}` +
-      (address === undefined ? '' : `,"remoteAddress":${JSON.stringify(address)}`) +
+      `,"method":${this.lastMethodJson},"url":${JSON.stringify(request.url)}${addressJson}` +
       `,"statusCode":${reply.statusCode},"responseTime":${millis(reply.elapsedTime)}` +
       ',"msg":"request completed"}\n';
     this.destination.write(line);

@@ -182,6 +182,30 @@ describe('RequestLogController.requestCompleted', () => {
     );
   });
 
+  it('one controller, request after request: each line has its own method and address', (t) => {
+    const { out, log, controller } = setup(t);
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            method: fc.constantFrom('GET', 'POST', 'PATCH', '', 'M"X'),
+            ip: fc.option(fc.constantFrom('198.51.100.7', '::1', '', '1"2'), { nil: undefined }),
+          }),
+          { minLength: 1, maxLength: 20 },
+        ),
+        (requests) => {
+          for (const { method, ip } of requests) {
+            const fake = { ...request, method, ip };
+            complete(controller, fake, reply);
+            const [hand] = out.take();
+            assert.equal(hand, pinoLine(log, fake, reply));
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
   it('leaves remoteAddress out when the address is unknown, as pino leaves out undefined', (t) => {
     const { hand, pino: expected } = both(t, { ...request, ip: undefined }, reply);
     assert.equal(hand, expected);

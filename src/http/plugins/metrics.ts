@@ -1,10 +1,11 @@
 // GET /metrics in Prometheus format: requests, 429s by code, limiter decision latency, the store's health.
 import fp from 'fastify-plugin';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import { type ShadowRefusalEvent, shadowRefusalChannel } from '../../rate-limit/engine.ts';
 import type { StoreStack } from '../../rate-limit/stores/create-store.ts';
 import { observeStore } from '../../rate-limit/stores/store-events.ts';
 import type { RequestLogController } from '../request-log.ts';
+import { CountedHistogram } from './counted-histogram.ts';
 
 export interface MetricsPluginOptions {
   /** The app's store stack: its labels, and the store whose events (store-events.ts) are counted. */
@@ -45,18 +46,16 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
       labelNames: ['control'] as const,
       registers: [registry],
     });
-    const decisions = new Histogram({
+    const decisions = new CountedHistogram({
       name: 'rate_limit_decision_seconds',
       help: 'Time the Redis store took to decide, by control and operation (memory decisions are not timed).',
-      labelNames: ['control', 'operation'] as const,
+      labelNames: ['control', 'operation'],
       buckets: DECISION_BUCKETS,
       registers: [registry],
     });
 
     const health = registerStoreHealth(registry, stack.backend);
 
-    // Label children are looked up once per label set, not hashed from an object per observation.
-    const decisionSeries = new Map<string, Histogram.Internal<'control' | 'operation'>>();
     // Listening from start to close only: the store publishes nothing while nobody listens.
     let stopObserving: (() => void) | null = null;
     // The engine publishes for every app in the process: count only this app's.
@@ -68,13 +67,7 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
       shadowRefusalChannel.subscribe(onShadowRefusal);
       stopObserving = observeStore(stack.store, {
         decision({ control, operation, seconds }) {
-          const id = `${control} ${operation}`;
-          let series = decisionSeries.get(id);
-          if (!series) {
-            series = decisions.labels(control, operation);
-            decisionSeries.set(id, series);
-          }
-          series.observe(seconds);
+          decisions.observe(control, operation, seconds);
         },
         storeState({ state }) {
           health.degraded = state === 'degraded';

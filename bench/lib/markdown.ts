@@ -29,7 +29,7 @@ export function renderResults(results: Results): string {
         ? `Each server pinned to core ${machine.pinning.server}; load generator${results.redis?.private ? ' and the private redis-server' : ''} on core ${machine.pinning.load} (taskset).`
         : 'Not pinned (taskset missing or one core).'),
     `Load: ${settings.connections} connections, ${settings.users} distinct users, ${settings.warmup} s warm-up + ${settings.duration} s measured per round, ` +
-      `${settings.rounds} interleaved rounds (A B C … A B C …), medians over rounds; errors and non-2xx summed. ` +
+      `${settings.rounds} interleaved rounds (A B C … A B C …), each on fresh processes started in a rotated order, medians over rounds; errors and non-2xx summed. ` +
       `Every request is \`GET /api/auth/me\` with the same headers: peers key the per-user bucket by \`x-user-id\`, ours by the session cookie (a real login). ` +
       `Our sessions: ${results.sessionCache}.`,
   ];

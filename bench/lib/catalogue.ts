@@ -124,6 +124,16 @@ export function comparisonTargets(
       family: 'bare',
       store: 'none',
     });
+    // Diagnostic: the same Fastify with its own request logs (pino, two lines a request), as a
+    // team gets it from `logger: true`: what logging costs Fastify, next to what it costs ours.
+    targets.push({
+      name: 'fastify-logs',
+      file: 'fastify-bare',
+      label: 'Fastify, request logs (pino, info)',
+      family: 'bare',
+      store: 'none',
+      env: { BENCH_LOGGER: 'info' },
+    });
   }
   const peers = [
     { name: 'fastify-rate-limit', label: 'Fastify + @fastify/rate-limit' },

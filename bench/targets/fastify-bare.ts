@@ -1,9 +1,10 @@
-// Target: Fastify with no limiter, the same route and answer.
+// Target: Fastify with no limiter, the same route and answer (and no logger, unless BENCH_LOGGER names a level).
 import Fastify from 'fastify';
 import { meResponseSchema, userFor } from '../lib/peer.ts';
 import { serveTarget } from '../lib/serve.ts';
 
-const app = Fastify({ logger: false });
+// BENCH_LOGGER=info: Fastify's own request logs, JSON to stdout (which the driver discards).
+const app = Fastify({ logger: process.env.BENCH_LOGGER ? { level: process.env.BENCH_LOGGER } : false });
 app.get('/api/auth/me', { schema: { response: meResponseSchema } }, async (request, reply) => {
   const user = userFor(request.headers['x-user-id']);
   return user ? { user } : reply.code(401).send({ error: 'UNAUTHENTICATED' });

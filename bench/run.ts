@@ -161,7 +161,7 @@ async function withTargets(
 /**
  * Every target once per round, each round on fresh processes: started in an order rotated by one
  * from the last round's, measured in that order, stopped. Why not one process per target for the
- * whole run: identical servers started one after another measure apart by up to 2 µs per request,
+ * whole run: identical servers started one after another measure apart by up to 3.5 µs per request,
  * and each keeps its own figure round after round (BENCHMARKS.md, "Reading the numbers"); a
  * median over rounds is then a median over processes.
  */

@@ -25,13 +25,10 @@ declare module 'fastify' {
     requestPipeline: RequestPipeline;
   }
   interface FastifyRequest {
-    /** The URL pattern of the route that answers this request; null when none matched (a 404). */
-    readonly routePattern: string | null;
+    /** The URL pattern of the route that answers this request (set by its pipeline); null when none matched (a 404). */
+    routePattern: string | null;
   }
 }
-
-const kRoutePattern = Symbol('request-pipeline.route-pattern');
-type WithPattern = FastifyRequest & { [kRoutePattern]: string | null };
 
 export class RequestPipeline {
   private readonly factories: StepFactory[] = [];
@@ -51,7 +48,7 @@ export class RequestPipeline {
     const pattern = route.url;
     let steps: RequestStep[] | null = null;
     return (request, reply, done) => {
-      (request as WithPattern)[kRoutePattern] = pattern;
+      request.routePattern = pattern;
       steps ??= this.stepsFor(route);
       run(steps, 0, request, reply, done);
     };
@@ -123,12 +120,7 @@ export const requestPipelinePlugin = fp(
   async (app: FastifyInstance) => {
     const pipeline = new RequestPipeline();
     app.decorate('requestPipeline', pipeline);
-    app.decorateRequest(kRoutePattern, null);
-    app.decorateRequest('routePattern', {
-      getter() {
-        return (this as WithPattern)[kRoutePattern];
-      },
-    });
+    app.decorateRequest('routePattern', null);
     app.addHook('onRoute', (route) => {
       route.onRequest = [pipeline.forRoute(route), ...hookList(route.onRequest)];
     });

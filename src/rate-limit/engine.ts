@@ -94,17 +94,13 @@ export class RateLimitEngine {
 
   private verdictOfConsume(bound: BoundControl, decision: RateDecision): Verdict {
     if (!decision.allowed && bound.mode === 'shadow') this.shadowRefused(bound.control.name);
-    return { bound, decision, refused: !decision.allowed && bound.mode === 'enforce' };
+    return verdictOf(bound, decision);
   }
 
   /** The verdict `consume` would give now, spending nothing and reporting nothing. */
   peek(name: ControlName, key: string): MaybePromise<Verdict> {
     const bound = this.controls[name];
-    return then(this.store.peek(bound.rule, key), (decision) => ({
-      bound,
-      decision,
-      refused: !decision.allowed && bound.mode === 'enforce',
-    }));
+    return then(this.store.peek(bound.rule, key), (decision) => verdictOf(bound, decision));
   }
 
   /** Takes back exactly the admission `token` names (see RateLimitStore.release). */
@@ -186,6 +182,11 @@ export class RateLimitEngine {
     state.loggedAt = now;
     state.unlogged = 0;
   }
+}
+
+/** A decision under the control's mode: only an enforced control refuses. */
+function verdictOf(bound: BoundControl, decision: RateDecision): Verdict {
+  return { bound, decision, refused: !decision.allowed && bound.mode === 'enforce' };
 }
 
 /** Seconds until the next admission, rounded up; at least 1 on a refusal (it is also Retry-After). */

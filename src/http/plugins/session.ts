@@ -1,5 +1,4 @@
 // Resolves the session cookie on every request into `request.user` (or null) before anything else.
-
 import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ResolvedSession, SessionService } from '../../auth/sessions.ts';

@@ -24,164 +24,165 @@ import { StoreUnavailableError } from './store.ts';
 /** Part of every key: a deployment whose code stores another layout must not read this one. */
 export const LAYOUT_VERSION = `v3.${BUCKETS}`;
 
-const COMMON = `
-local kind = ARGV[1]
+/*
+ * The scripts are written for the cost of a run, which Redis pays per decision (usec_per_call in
+ * INFO commandstats, BENCHMARKS.md): no function is defined on the decision path (a closure per
+ * run), a state is decoded into one table and changed in place, ring slots are computed inline,
+ * and the struct formats are constants of this file. The snippets below are shared text, so the
+ * decide and release scripts read and write a layout in one way.
+ */
+const ZEROS = Array.from({ length: RING }, () => '0').join(', ');
+/** Counters of 1, 2 or 4 bytes: the narrowest unsigned width that holds the limit. */
+const bucketsFormat = (width: 1 | 2 | 4): string => `'<dd${`I${width}`.repeat(RING)}'`;
+
+/** Common ARGV: kind ('log' | 'buckets'), limit, windowMs, bucketMs; then the script's own. */
+const ARGS = `
+local key = KEYS[1]
 local limit = tonumber(ARGV[2])
 local windowMs = tonumber(ARGV[3])
 local bucketMs = tonumber(ARGV[4])
-local RING = ${RING}
-local NEG_INF = -math.huge
+`;
 
-local function ringSlot(b)
-  -- Lua's % floors (like ringSlot in sliding-window.ts), so negative buckets land in 0..RING-1.
-  return b % RING + 1
+/**
+ * Buckets: `s` is { since, head, counter of ring slot 0, … slot RING-1 }; the counter of bucket b
+ * is s[b % RING + 3] (Lua's % floors, like ringSlot in sliding-window.ts, so a negative bucket
+ * lands in the ring too). A missing key is { nil, -huge, 0, … }.
+ */
+const LOAD_BUCKETS = `
+local fmt = limit < 256 and ${bucketsFormat(1)} or (limit < 65536 and ${bucketsFormat(2)} or ${bucketsFormat(4)})
+local raw = redis.call('GET', key)
+local s
+if raw then s = { struct.unpack(fmt, raw) } else s = { nil, -math.huge, ${ZEROS} } end
+`;
+const bucketsPacked = `struct.pack(fmt, unpack(s, 1, ${RING + 2}))`;
+
+/**
+ * Log: `s` is { since, the finite admission times… } and `n` the number of times (a missing
+ * entry is a free slot: -Infinity in sliding-window.ts). At most `limit` are read back.
+ */
+const LOAD_LOG = `
+local raw = redis.call('GET', key)
+local s
+local n = 0
+if raw then
+  local numbers = math.min(math.floor(#raw / 8), limit + 1)
+  s = { struct.unpack('<' .. string.rep('d', numbers), raw) }
+  s[numbers + 1] = nil -- unpack's last value is the position after the data
+  n = numbers - 1
+else
+  s = {}
 end
+`;
+const logPacked = "struct.pack('<' .. string.rep('d', n + 1), unpack(s, 1, n + 1))";
 
--- since is when the state began (the first admission while the key was absent); a token older
--- than that belongs to a reset or expired past, and release ignores it (memory-store.ts keeps the
--- same per slot).
-local function save(key, value, ttl)
-  if ttl then
-    redis.call('SET', key, value, 'PX', ttl)
-  else
-    redis.call('SET', key, value, 'KEEPTTL')
-  end
+/**
+ * since is when the state began (the first admission while the key was absent); a token older
+ * than that belongs to a reset or expired past, and release ignores it (memory-store.ts keeps the
+ * same per slot). A decision sets the key's expiry; a release keeps it.
+ */
+const saveWithTtl = (packed: string): string => `redis.call('SET', key, ${packed}, 'PX', horizonMs)`;
+const saveKeepTtl = (packed: string): string => `redis.call('SET', key, ${packed}, 'KEEPTTL')`;
+
+/** bucketResetMs, inline: from the oldest counted bucket until enough have left the window. */
+const BUCKETS_RESET_MS = `
+local inUse = used
+local b = first
+while true do
+  inUse = inUse - s[b % ${RING} + 3]
+  if inUse < limit then break end
+  b = b + 1
 end
-
--- log: since, then the finite admission times, all doubles.
-local function loadLog(key)
-  local raw = redis.call('GET', key)
-  local state = { since = nil, times = {} }
-  if raw then
-    local n = math.min(math.floor(#raw / 8), limit + 1)
-    -- unpack's last value is the position after the data: ignored (indexes stop at n).
-    local numbers = { struct.unpack('<' .. string.rep('d', n), raw) }
-    state.since = numbers[1]
-    for i = 2, n do state.times[i - 1] = numbers[i] end
-  end
-  for i = #state.times + 1, limit do state.times[i] = NEG_INF end
-  return state
-end
-
-local function saveLog(key, state, ttl)
-  local numbers = { state.since }
-  for i = 1, limit do
-    if state.times[i] ~= NEG_INF then numbers[#numbers + 1] = state.times[i] end
-  end
-  save(key, struct.pack('<' .. string.rep('d', #numbers), unpack(numbers)), ttl)
-end
-
--- buckets: since and the head (doubles), then the RING counters (the narrowest unsigned width).
-local COUNTER = limit < 256 and 'I1' or (limit < 65536 and 'I2' or 'I4')
-local BUCKETS_FORMAT = '<dd' .. string.rep(COUNTER, RING)
-
-local function loadBuckets(key)
-  local raw = redis.call('GET', key)
-  local state = { since = nil, head = NEG_INF, counts = {} }
-  if raw then
-    local numbers = { struct.unpack(BUCKETS_FORMAT, raw) }
-    state.since = numbers[1]
-    state.head = numbers[2]
-    for i = 1, RING do state.counts[i] = numbers[i + 2] end
-  else
-    for i = 1, RING do state.counts[i] = 0 end
-  end
-  return state
-end
-
-local function saveBuckets(key, state, ttl)
-  save(key, struct.pack(BUCKETS_FORMAT, state.since, state.head, unpack(state.counts, 1, RING)), ttl)
-end
+local resetMs = math.max(0, (b + 1) * bucketMs + windowMs - now)
 `;
 
 /**
  * consume / peek. Extra ARGV: consume ('1' | '0'), horizonMs, now ('' = take it from Redis TIME).
  * Replies {allowed 0|1, remaining, resetMs, token}; token is the admission time, -1 when none.
  */
-const DECIDE = `${COMMON}
+const DECIDE = `${ARGS}
 local consume = ARGV[5] == '1'
-local horizonMs = tonumber(ARGV[6])
+local horizonMs = ARGV[6]
 local now = tonumber(ARGV[7])
 if not now then
   -- Redis's clock, not the caller's: instances with skewed clocks still share one window.
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
-local key = KEYS[1]
 
-if kind == 'log' then
-  -- decideLog
-  local state = loadLog(key)
-  local times = state.times
+if ARGV[1] == 'log' then
+  -- decideLog over the n finite times; the free slots (limit - n of them) are the oldest of all.
+  ${LOAD_LOG}
   local horizon = now - windowMs
   local live = 0
-  local oldest = 1
-  for i = 1, limit do
-    local t = times[i]
+  local oldest = 2
+  for i = 2, n + 1 do
+    local t = s[i]
     if t > horizon then live = live + 1 end
-    if t < times[oldest] then oldest = i end
+    if t < s[oldest] then oldest = i end
   end
-  if live >= limit then return { 0, 0, times[oldest] + windowMs - now, -1 } end
+  if live >= limit then return { 0, 0, s[oldest] + windowMs - now, -1 } end
   if not consume then return { 1, limit - live, 0, -1 } end
-  times[oldest] = now
-  state.since = state.since or now
-  saveLog(key, state, horizonMs)
+  -- A free slot if there is one, else the oldest time (expired: fewer than limit are live).
+  if n < limit then
+    n = n + 1
+    oldest = n + 1
+  end
+  s[oldest] = now
+  s[1] = s[1] or now
+  ${saveWithTtl(logPacked)}
   if live + 1 < limit then return { 1, limit - live - 1, 0, now } end
-  local nxt = times[1]
-  for i = 2, limit do if times[i] < nxt then nxt = times[i] end end
+  -- All limit slots are live now: the next admission waits for the oldest of them.
+  local nxt = s[2]
+  for i = 3, n + 1 do if s[i] < nxt then nxt = s[i] end end
   return { 1, 0, nxt + windowMs - now, now }
 end
 
 -- decideBuckets
-local state = loadBuckets(key)
-local counts = state.counts
+${LOAD_BUCKETS}
 local current = math.floor(now / bucketMs)
 -- advance: zero the slots of the buckets between the last one written and the current one.
-if current > state.head then
-  if current - state.head >= RING then
-    for i = 1, RING do counts[i] = 0 end
+local head = s[2]
+if current > head then
+  if current - head >= ${RING} then
+    for i = 3, ${RING + 2} do s[i] = 0 end
   else
-    for b = state.head + 1, current do counts[ringSlot(b)] = 0 end
+    for b = head + 1, current do s[b % ${RING} + 3] = 0 end
   end
-  state.head = current
+  s[2] = current
 end
 local first = math.floor((now - windowMs) / bucketMs)
 local used = 0
-for b = first, current do used = used + counts[ringSlot(b)] end
+for b = first, current do used = used + s[b % ${RING} + 3] end
 
--- bucketResetMs: walk from the oldest counted bucket until enough have left the window.
-local function resetMs(inUse)
-  local b = first
-  while true do
-    inUse = inUse - counts[ringSlot(b)]
-    if inUse < limit then return math.max(0, (b + 1) * bucketMs + windowMs - now) end
-    b = b + 1
-  end
+if used >= limit then
+  ${BUCKETS_RESET_MS}
+  return { 0, 0, resetMs, -1 }
 end
-
-if used >= limit then return { 0, 0, resetMs(used), -1 } end
 if not consume then return { 1, limit - used, 0, -1 } end
-counts[ringSlot(current)] = counts[ringSlot(current)] + 1
+local slot = current % ${RING} + 3
+s[slot] = s[slot] + 1
 used = used + 1
-state.since = state.since or now
-saveBuckets(key, state, horizonMs)
+s[1] = s[1] or now
+${saveWithTtl(bucketsPacked)}
 if used < limit then return { 1, limit - used, 0, now } end
-return { 1, 0, resetMs(used), now }
+${BUCKETS_RESET_MS}
+return { 1, 0, resetMs, now }
 `;
 
 /** release. Extra ARGV: the token (admission time). Replies 1 when taken back, 0 when it was gone. */
-const RELEASE = `${COMMON}
+const RELEASE = `${ARGS}
 local at = tonumber(ARGV[5])
-local key = KEYS[1]
 
-if kind == 'log' then
-  -- releaseLog
-  local state = loadLog(key)
-  if not state.since or at < state.since then return 0 end
-  for i = 1, limit do
-    if state.times[i] == at then
-      state.times[i] = NEG_INF
-      saveLog(key, state, nil)
+if ARGV[1] == 'log' then
+  -- releaseLog: the time leaves the log (its slot becomes free).
+  ${LOAD_LOG}
+  if not s[1] or at < s[1] then return 0 end
+  for i = 2, n + 1 do
+    if s[i] == at then
+      s[i] = s[n + 1]
+      s[n + 1] = nil
+      n = n - 1
+      ${saveKeepTtl(logPacked)}
       return 1
     end
   end
@@ -189,13 +190,13 @@ if kind == 'log' then
 end
 
 -- releaseBuckets
-local state = loadBuckets(key)
-if not state.since or at < state.since then return 0 end
+${LOAD_BUCKETS}
+if not s[1] or at < s[1] then return 0 end
 local bucket = math.floor(at / bucketMs)
-local slot = ringSlot(bucket)
-if bucket > state.head or bucket <= state.head - RING or state.counts[slot] <= 0 then return 0 end
-state.counts[slot] = state.counts[slot] - 1
-saveBuckets(key, state, nil)
+local slot = bucket % ${RING} + 3
+if bucket > s[2] or bucket <= s[2] - ${RING} or s[slot] <= 0 then return 0 end
+s[slot] = s[slot] - 1
+${saveKeepTtl(bucketsPacked)}
 return 1
 `;
 

@@ -180,6 +180,18 @@ export function storeContract(makeStore: StoreFactory): void {
       assert.deepEqual(brief(await peek(buckets40)), [true, 39, 0]);
     });
 
+    it('bucket shape: a token a whole ring of buckets old is gone; the bucket now in its slot keeps its count', async (t) => {
+      const { clock, store, consume, peek } = await setup(t);
+      const first = await consume(buckets40);
+      clock.advance(8 * SECOND);
+      await consume(buckets40); // keeps the key's state from expiring
+      clock.advance(9 * SECOND); // 17 buckets on: the current bucket has the ring slot of the first
+      await consume(buckets40);
+      await store.release(buckets40, 'k', first.token!);
+      // Buckets 1…17 of the window hold the admissions at 8 s and 17 s; none was taken back.
+      assert.deepEqual(brief(await peek(buckets40)), [true, 38, 0]);
+    });
+
     it('ignores a token from before the key was reset, even in the bucket it shares', async (t) => {
       const { clock, store, consumeN, peek } = await setup(t);
       const [old] = await consumeN(buckets40, 1);

@@ -109,14 +109,14 @@ describe('RedisStore in production mode (time from Redis TIME)', { skip }, () =>
 
 describe('RedisStore replies are shape-checked', () => {
   const log = shapeOf(3, MINUTE);
-  it('accepts exactly the four integers a decision is made of', () => {
-    assert.deepEqual(parseDecision([1, 2, 0, 1_700_000_000_000], log, true), {
+  it('accepts exactly the four integers a decision is made of, as one string', () => {
+    assert.deepEqual(parseDecision('1,2,0,1700000000000', log, true), {
       allowed: true,
       remaining: 2,
       resetMs: 0,
       token: 1_700_000_000_000,
     });
-    assert.deepEqual(parseDecision([0, 0, 500, -1], log, true), {
+    assert.deepEqual(parseDecision('0,0,500,-1', log, true), {
       allowed: false,
       remaining: 0,
       resetMs: 500,
@@ -124,15 +124,21 @@ describe('RedisStore replies are shape-checked', () => {
     });
   });
   for (const [label, reply, consume] of [
-    ['not an array', 'OK', true],
-    ['too short', [1, 2, 0], true],
-    ['strings', ['1', '2', '0', '5'], true],
-    ['allowed not 0/1', [2, 2, 0, 5], true],
-    ['remaining above the limit', [1, 4, 0, 5], true],
-    ['negative reset', [1, 2, -1, 5], true],
-    ['a refusal with remaining', [0, 1, 5, -1], true],
-    ['an admission without a token', [1, 2, 0, -1], true],
-    ['a peek with a token', [1, 2, 0, 5], false],
+    ['not a string', [1, 2, 0, 5], true],
+    ['a status', 'OK', true],
+    ['too short', '1,2,0', true],
+    ['too long', '1,2,0,5,6', true],
+    ['an empty field', '1,2,,5', true],
+    ['a field with a space', '1, 2,0,5', true],
+    ['a fraction', '1,2,0,5.5', true],
+    ['an exponent', '1,2,0,1e3', true],
+    ['an integer beyond 2^53', '1,2,0,9999999999999999', true],
+    ['allowed not 0/1', '2,2,0,5', true],
+    ['remaining above the limit', '1,4,0,5', true],
+    ['negative reset', '1,2,-1,5', true],
+    ['a refusal with remaining', '0,1,5,-1', true],
+    ['an admission without a token', '1,2,0,-1', true],
+    ['a peek with a token', '1,2,0,5', false],
   ] as const) {
     it(`refuses a reply that is ${label} as StoreUnavailableError`, () => {
       assert.throws(() => parseDecision(reply, log, consume), StoreUnavailableError);

@@ -97,8 +97,13 @@ local resetMs = math.max(0, (b + 1) * bucketMs + windowMs - now)
 
 /**
  * consume / peek. Extra ARGV: consume ('1' | '0'), horizonMs, now ('' = take it from Redis TIME).
- * Replies {allowed 0|1, remaining, resetMs, token}; token is the admission time, -1 when none.
+ * Replies "allowed,remaining,resetMs,token" (allowed 0|1; token is the admission time, -1 when
+ * none): one string, because the client decodes a reply of four integers at about three times
+ * the cost of one string, and a decision's reply is read on every request (BENCHMARKS.md).
  */
+/** The decide script's reply: four integers (`%d` prints a double of up to 2^63 without exponent). */
+const DECISION = "'%d,%d,%d,%d'";
+
 const DECIDE = `${ARGS}
 local consume = ARGV[5] == '1'
 local horizonMs = ARGV[6]
@@ -120,8 +125,8 @@ if ARGV[1] == 'log' then
     if t > horizon then live = live + 1 end
     if t < s[oldest] then oldest = i end
   end
-  if live >= limit then return { 0, 0, s[oldest] + windowMs - now, -1 } end
-  if not consume then return { 1, limit - live, 0, -1 } end
+  if live >= limit then return string.format(${DECISION}, 0, 0, s[oldest] + windowMs - now, -1) end
+  if not consume then return string.format(${DECISION}, 1, limit - live, 0, -1) end
   -- A free slot if there is one, else the oldest time (expired: fewer than limit are live).
   if n < limit then
     n = n + 1
@@ -130,11 +135,11 @@ if ARGV[1] == 'log' then
   s[oldest] = now
   s[1] = s[1] or now
   ${saveWithTtl(logPacked)}
-  if live + 1 < limit then return { 1, limit - live - 1, 0, now } end
+  if live + 1 < limit then return string.format(${DECISION}, 1, limit - live - 1, 0, now) end
   -- All limit slots are live now: the next admission waits for the oldest of them.
   local nxt = s[2]
   for i = 3, n + 1 do if s[i] < nxt then nxt = s[i] end end
-  return { 1, 0, nxt + windowMs - now, now }
+  return string.format(${DECISION}, 1, 0, nxt + windowMs - now, now)
 end
 
 -- decideBuckets
@@ -156,17 +161,17 @@ for b = first, current do used = used + s[b % ${RING} + 3] end
 
 if used >= limit then
   ${BUCKETS_RESET_MS}
-  return { 0, 0, resetMs, -1 }
+  return string.format(${DECISION}, 0, 0, resetMs, -1)
 end
-if not consume then return { 1, limit - used, 0, -1 } end
+if not consume then return string.format(${DECISION}, 1, limit - used, 0, -1) end
 local slot = current % ${RING} + 3
 s[slot] = s[slot] + 1
 used = used + 1
 s[1] = s[1] or now
 ${saveWithTtl(bucketsPacked)}
-if used < limit then return { 1, limit - used, 0, now } end
+if used < limit then return string.format(${DECISION}, 1, limit - used, 0, now) end
 ${BUCKETS_RESET_MS}
-return { 1, 0, resetMs, now }
+return string.format(${DECISION}, 1, 0, resetMs, now)
 `;
 
 /** release. Extra ARGV: the token (admission time). Replies 1 when taken back, 0 when it was gone. */
@@ -299,25 +304,33 @@ export interface ScriptDecision {
 
 /** Checks the decide script's reply; anything unexpected is a store failure, never a decision. */
 export function parseDecision(reply: unknown, shape: WindowShape, consume: boolean): ScriptDecision {
-  if (!Array.isArray(reply) || reply.length !== 4 || !reply.every(Number.isSafeInteger))
-    throw malformed('decide', reply);
-  const [allowed, remaining, resetMs, token] = reply as number[];
+  if (typeof reply !== 'string') throw malformed('decide', reply);
+  const fields = reply.split(',');
+  if (fields.length !== 4) throw malformed('decide', reply);
+  const allowed = integerOf(fields[0]!);
+  const remaining = integerOf(fields[1]!);
+  const resetMs = integerOf(fields[2]!);
+  const token = integerOf(fields[3]!);
   const recorded = consume && allowed === 1;
   const ok =
     (allowed === 0 || allowed === 1) &&
-    remaining! >= 0 &&
-    remaining! <= shape.limit &&
-    resetMs! >= 0 &&
-    (recorded ? token! >= 0 : token === -1) &&
+    remaining >= 0 &&
+    remaining <= shape.limit &&
+    resetMs >= 0 &&
+    (recorded ? token >= 0 : token === -1) &&
     (allowed === 1 || remaining === 0);
   if (!ok) throw malformed('decide', reply);
-  return {
-    allowed: allowed === 1,
-    remaining: remaining!,
-    resetMs: resetMs!,
-    token: recorded ? token! : null,
-  };
+  return { allowed: allowed === 1, remaining, resetMs, token: recorded ? token : null };
 }
+
+/** A field of the decide reply: an optional minus and up to 16 digits, nothing else; NaN otherwise. */
+function integerOf(field: string): number {
+  // Number() alone would take '' as 0 and ' 1' or '1e3' as numbers.
+  if (!INTEGER.test(field)) return Number.NaN;
+  const value = Number(field);
+  return Number.isSafeInteger(value) ? value : Number.NaN;
+}
+const INTEGER = /^-?\d{1,16}$/;
 
 /** Checks a reply that must be 0 or 1 (release, and reset's DEL count). */
 export function parseFlag(name: string, reply: unknown): boolean {

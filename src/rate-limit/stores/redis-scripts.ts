@@ -1,4 +1,4 @@
-// The Lua scripts of the Redis store: sliding-window.ts line for line, one script (one round trip) per operation.
+// The Lua scripts of the Redis store: sliding-window.ts's decisions in Lua, one script (one round trip) per operation.
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { BUCKETS, RING, type WindowShape } from '../sliding-window.ts';
@@ -28,7 +28,7 @@ export const LAYOUT_VERSION = `v3.${BUCKETS}`;
  * The scripts are written for the cost of a run, which Redis pays per decision (usec_per_call in
  * INFO commandstats, BENCHMARKS.md): no function is defined on the decision path (a closure per
  * run), a state is decoded into one table and changed in place, ring slots are computed inline,
- * and the struct formats are constants of this file. The snippets below are shared text, so the
+ * and the buckets' struct formats are constants of this file. The snippets below are shared text, so the
  * decide and release scripts read and write a layout in one way.
  */
 const ZEROS = Array.from({ length: RING }, () => '0').join(', ');
@@ -64,7 +64,7 @@ const LOAD_LOG = `
 local raw = redis.call('GET', key)
 local s
 local n = 0
-if raw then
+if raw and #raw >= 8 then
   local numbers = math.min(math.floor(#raw / 8), limit + 1)
   s = { struct.unpack('<' .. string.rep('d', numbers), raw) }
   s[numbers + 1] = nil -- unpack's last value is the position after the data
@@ -95,15 +95,15 @@ end
 local resetMs = math.max(0, (b + 1) * bucketMs + windowMs - now)
 `;
 
+/** The decide script's reply: four integers (`%d` prints a double of up to 2^63 without exponent). */
+const DECISION = "'%d,%d,%d,%d'";
+
 /**
  * consume / peek. Extra ARGV: consume ('1' | '0'), horizonMs, now ('' = take it from Redis TIME).
  * Replies "allowed,remaining,resetMs,token" (allowed 0|1; token is the admission time, -1 when
  * none): one string, because the client decodes a reply of four integers at about three times
  * the cost of one string, and a decision's reply is read on every request (BENCHMARKS.md).
  */
-/** The decide script's reply: four integers (`%d` prints a double of up to 2^63 without exponent). */
-const DECISION = "'%d,%d,%d,%d'";
-
 const DECIDE = `${ARGS}
 local consume = ARGV[5] == '1'
 local horizonMs = ARGV[6]

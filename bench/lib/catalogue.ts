@@ -134,6 +134,29 @@ export function comparisonTargets(
       store: 'none',
       env: { BENCH_LOGGER: 'info' },
     });
+    // The floor under ours: Fastify sending the nine headers the contract puts on this answer,
+    // then also the one request line a request pays for at the default log level; no session, no
+    // limiter. What is left between it and ours is what ours does beyond the contract's minimum.
+    targets.push({
+      name: 'fastify-contract',
+      file: 'fastify-contract',
+      label: "Fastify + the contract's nine headers",
+      family: 'bare',
+      store: 'none',
+      env: { BENCH_LIMIT: String(budget.limit), BENCH_WINDOW_MS: String(budget.windowMs) },
+    });
+    targets.push({
+      name: 'fastify-contract-logs',
+      file: 'fastify-contract',
+      label: "Fastify + the contract's nine headers + one request line",
+      family: 'bare',
+      store: 'none',
+      env: {
+        BENCH_LIMIT: String(budget.limit),
+        BENCH_WINDOW_MS: String(budget.windowMs),
+        BENCH_CONTRACT_LOGS: '1',
+      },
+    });
   }
   const peers = [
     { name: 'fastify-rate-limit', label: 'Fastify + @fastify/rate-limit' },

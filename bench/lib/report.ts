@@ -17,7 +17,7 @@ const fixed = (value: number, digits = 0) =>
 const ratio = (value: number) => (Number.isFinite(value) && value > 0 ? `${value.toFixed(2)}×` : '–');
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)}`;
 
-function table(header: string[], rows: string[][]): string {
+export function table(header: string[], rows: string[][]): string {
   const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
   return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
 }

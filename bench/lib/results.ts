@@ -75,6 +75,23 @@ export function checkTargets(results: Results): TargetCheck[] {
       ? Math.abs((oursTrips.byCommand.evalsha ?? 0) - 1) < 0.01 && oursTrips.roundTrips < 1
       : null,
   });
+  // The contract's floor: what any implementation on Fastify sends and logs for this answer.
+  const floor = find('fastify-contract-logs');
+  const floorQuiet = find('fastify-contract');
+  checks.push({
+    target:
+      "the contract's floor (Fastify + the nine headers + one request line; no session, no limiter) ≤ 1.25× Fastify",
+    measured:
+      floor && bare
+        ? `${(floor.cpuMicrosPerRequest / bare.cpuMicrosPerRequest).toFixed(2)}× (${cpu(floor)}` +
+          (floorQuiet ? `; without the line ${cpu(floorQuiet)}` : '') +
+          `): ${(1.25 * bare.cpuMicrosPerRequest - floor.cpuMicrosPerRequest).toFixed(1)} µs of the allowance left` +
+          (oursMemory
+            ? `; ours · memory is ${(oursMemory.cpuMicrosPerRequest / floor.cpuMicrosPerRequest).toFixed(2)}× the floor`
+            : '')
+        : 'not run',
+    met: floor && bare ? floor.cpuMicrosPerRequest <= 1.25 * bare.cpuMicrosPerRequest : null,
+  });
   const policyCost =
     oursMemory && oursOff ? oursMemory.cpuMicrosPerRequest - oursOff.cpuMicrosPerRequest : null;
   const peerCost = frlMemory && bare ? frlMemory.cpuMicrosPerRequest - bare.cpuMicrosPerRequest : null;

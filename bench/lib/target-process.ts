@@ -11,6 +11,8 @@ export interface TargetSpec {
   readonly env?: Record<string, string>;
   /** Extra node flags (`--cpu-prof`, …). */
   readonly nodeArgs?: readonly string[];
+  /** A command that runs node (`valgrind --tool=callgrind …`): node and its arguments follow it. */
+  readonly launcher?: readonly string[];
 }
 
 export interface TargetStats {
@@ -21,6 +23,8 @@ export interface TargetStats {
 }
 
 const READY_TIMEOUT_MS = 180_000;
+/** Under a launcher such as valgrind, a start (ours: a database, a thousand logins) is far slower. */
+const LAUNCHED_READY_TIMEOUT_MS = 1_200_000;
 
 export class TargetProcess {
   private nextId = 0;
@@ -56,10 +60,17 @@ export class TargetProcess {
   static start(spec: TargetSpec, core: number | null): Promise<TargetProcess> {
     const file = fileURLToPath(new URL(`../targets/${spec.file}.ts`, import.meta.url));
     const nodeArgs = [...(spec.nodeArgs ?? [])];
+    // taskset (and a launcher) execs node, which keeps the IPC channel fork opened; every thread
+    // inherits the core.
+    const command = [
+      ...(core === null ? [] : ['taskset', '-c', String(core)]),
+      ...(spec.launcher ?? []),
+      process.execPath,
+      ...nodeArgs,
+    ];
     const child = fork(file, [], {
-      // taskset execs node, which keeps the IPC channel fork opened; every thread inherits the core.
-      execPath: core === null ? process.execPath : 'taskset',
-      execArgv: core === null ? nodeArgs : ['-c', String(core), process.execPath, ...nodeArgs],
+      execPath: command[0]!,
+      execArgv: command.slice(1),
       env: { ...process.env, ...spec.env },
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     });
@@ -68,10 +79,11 @@ export class TargetProcess {
       stderr = (stderr + chunk.toString()).slice(-4000);
     });
     return new Promise((resolve, reject) => {
+      const timeout = spec.launcher ? LAUNCHED_READY_TIMEOUT_MS : READY_TIMEOUT_MS;
       const timer = setTimeout(() => {
         child.kill();
-        reject(new Error(`${spec.name} did not start within ${READY_TIMEOUT_MS / 1000} s\n${stderr}`));
-      }, READY_TIMEOUT_MS);
+        reject(new Error(`${spec.name} did not start within ${timeout / 1000} s\n${stderr}`));
+      }, timeout);
       child.once('exit', (code) => {
         clearTimeout(timer);
         reject(new Error(`${spec.name} exited with ${code} before listening\n${stderr}`));

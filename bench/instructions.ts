@@ -72,9 +72,11 @@ const keep = process.env.BENCH_INSTR_KEEP === '1';
 const outDir = mkdtempSync(join(tmpdir(), 'tp-callgrind-'));
 const redis = await openBenchRedis(process.env.BENCH_REDIS_URL || null, null);
 const filter = (process.env.BENCH_TARGETS ?? '').split(',').filter(Boolean);
+/** BENCH_INSTR_TARGETS: exactly these rows, by name (BENCH_TARGETS matches parts of names). */
+const exact = (process.env.BENCH_INSTR_TARGETS ?? '').split(',').filter(Boolean);
 const all = comparisonTargets(NEVER_REFUSES, settings.users, redis?.url ?? null, true);
 const targets = selected(
-  DEFAULT_TARGETS.flatMap((name) => all.filter((t) => t.name === name)),
+  (exact.length > 0 ? exact : DEFAULT_TARGETS).flatMap((name) => all.filter((t) => t.name === name)),
   filter,
 );
 

@@ -22,8 +22,12 @@ export class JitSymbols {
     this.ranges = ranges;
   }
 
+  /** The map of a running (or just stopped) process. */
   static forProcess(pid: number): JitSymbols | null {
-    const file = `/tmp/perf-${pid}.map`;
+    return JitSymbols.fromFile(`/tmp/perf-${pid}.map`);
+  }
+
+  static fromFile(file: string): JitSymbols | null {
     if (!existsSync(file)) return null;
     const ranges: CodeRange[] = [];
     for (const line of readFileSync(file, 'utf8').split('\n')) {

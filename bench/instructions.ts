@@ -10,7 +10,10 @@
 // Per target: start it under callgrind with instrumentation off (a start runs at about a tenth of
 // native speed), warm it up with BENCH_INSTR_WARMUP requests so V8 has optimised the hot path,
 // switch instrumentation on, send a few hundred more, zero the counters, then BENCH_INSTR_SAMPLES
-// times: send BENCH_INSTR_REQUESTS requests and dump. The figure is the median of the samples.
+// times: send BENCH_INSTR_REQUESTS requests and dump. The figure is the median of the samples,
+// without V8's compilers (they run now and then, whenever something gets hot late) and shown with
+// and without Node's nextTick slow path, which some processes of a server draw and others do not.
+// Each target's top functions name V8's generated code from the map --perf-basic-prof writes.
 
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -92,11 +95,21 @@ function control(pid: number, ...args: string[]): void {
  */
 const JIT_COMPILER = /v8::internal::(compiler|maglev|turboshaft|baseline)::/;
 
+/**
+ * Node's process.nextTick builds its tick object as a literal with two computed symbol keys. In
+ * some processes V8 ends up defining those keys through the runtime on every call (the function
+ * below, with map migrations under it), about 1.4 k instructions a tick; other processes of the
+ * same server never do. Which one a process gets is settled early and kept for its life: a draw.
+ */
+const NEXT_TICK_SLOW_PATH = 'Runtime_DefineKeyedOwnPropertyInLiteral';
+
 interface Dump {
   /** Every instruction of the dump's interval. */
   readonly total: number;
   /** Those of V8's optimising compilers. */
   readonly compiler: number;
+  /** Those under NEXT_TICK_SLOW_PATH (callees included). */
+  readonly tickSlowPath: number;
   /** Self instructions by function, as callgrind_annotate names them. */
   readonly functions: Map<string, number>;
 }
@@ -123,7 +136,18 @@ function readDump(file: string): Dump {
     if (JIT_COMPILER.test(name)) compiler += count;
   }
   if (total === null) throw new Error(`callgrind_annotate read no totals from ${file}`);
-  return { total, compiler, functions };
+  return { total, compiler, functions, tickSlowPath: inclusiveOf(file, NEXT_TICK_SLOW_PATH) };
+}
+
+/** A function's instructions with its callees' (0 when it never ran). */
+function inclusiveOf(file: string, name: string): number {
+  const text = execFileSync('callgrind_annotate', ['--inclusive=yes', '--threshold=100', '--auto=no', file], {
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  const line = text.split('\n').find((l) => l.includes(name));
+  const match = line ? /^\s*([\d,]+) /.exec(line) : null;
+  return match ? Number(match[1]!.replaceAll(',', '')) : 0;
 }
 
 /**
@@ -146,6 +170,8 @@ interface Counted {
   readonly perRequest: number[];
   /** Per sample: the compilers' instructions per request. */
   readonly compiling: number[];
+  /** Per sample: instructions per request in Node's nextTick slow path (counted in perRequest). */
+  readonly tickSlowPath: number[];
   readonly non2xx: number;
   /** Self instructions per request by function over every sample (compilers' included), named. */
   readonly top: [string, number][];
@@ -178,6 +204,7 @@ try {
       control(running.pid, '-z');
       const perRequest: number[] = [];
       const compiling: number[] = [];
+      const tickSlowPath: number[] = [];
       const byFunction = new Map<string, number>();
       let sent = 0;
       let non2xx = 0;
@@ -193,6 +220,7 @@ try {
         for (const [name, count] of dump.functions) byFunction.set(name, (byFunction.get(name) ?? 0) + count);
         perRequest.push((dump.total - dump.compiler) / requestsSent);
         compiling.push(dump.compiler / requestsSent);
+        tickSlowPath.push(dump.tickSlowPath / requestsSent);
         console.log(
           `[instructions] ${target.name} sample ${sample}/${settings.samples}: ` +
             `${Math.round(perRequest.at(-1)!).toLocaleString('en-US')} instructions/request ` +
@@ -207,7 +235,15 @@ try {
         named.set(name, (named.get(name) ?? 0) + count / sent);
       }
       const top = [...named].sort((a, b) => b[1] - a[1]).slice(0, settings.top);
-      counted.push({ name: target.name, label: target.label, perRequest, compiling, non2xx, top });
+      counted.push({
+        name: target.name,
+        label: target.label,
+        perRequest,
+        compiling,
+        tickSlowPath,
+        non2xx,
+        top,
+      });
       if (keep) copyFileSync(`/tmp/perf-${running.pid}.map`, `${prefix}.${running.pid}.perf.map`);
       rmSync(`/tmp/perf-${running.pid}.map`, { force: true });
     } finally {
@@ -222,26 +258,40 @@ try {
 }
 
 const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
+/** Per sample, the instructions but those of Node's nextTick slow path: the same whatever the draw. */
+const drawFree = (c: Counted) => c.perRequest.map((n, i) => n - c.tickSlowPath[i]!);
 const of = (name: string) => {
   const row = counted.find((c) => c.name === name);
-  return row ? median(row.perRequest) : null;
+  return row ? median(drawFree(row)) : null;
 };
 const thousands = (n: number) => `${(n / 1000).toFixed(1)} k`;
 const bare = of('fastify-bare');
 console.log(
   `\nInstructions per request in user space (callgrind; median of ${settings.samples} samples of ` +
-    `${settings.requests} requests after ${settings.warmup} unrecorded, ${settings.connections} connections):\n`,
+    `${settings.requests} requests after ${settings.warmup} unrecorded, ${settings.connections} connections; ` +
+    "V8's compilers left out):\n",
 );
 console.log(
   table(
-    ['Target', 'instructions / request', '× Fastify', 'spread', 'errors / non-2xx'],
+    [
+      'Target',
+      'instructions / request',
+      "of which Node's nextTick slow path",
+      'without it',
+      '× Fastify (without it)',
+      'spread',
+      'errors / non-2xx',
+    ],
     counted.map((c) => {
       const m = median(c.perRequest);
       const spread = (Math.max(...c.perRequest) - Math.min(...c.perRequest)) / m;
+      const free = median(drawFree(c));
       return [
         c.label,
         thousands(m),
-        bare ? `${(m / bare).toFixed(2)}×` : '–',
+        thousands(median(c.tickSlowPath)),
+        thousands(free),
+        bare ? `${(free / bare).toFixed(2)}×` : '–',
         `${(spread * 100).toFixed(1)} %`,
         String(c.non2xx),
       ];
@@ -263,7 +313,8 @@ const rows = differences.flatMap(([what, a, b]) => {
   const y = of(b);
   return x !== null && y !== null ? [[what, thousands(x - y)]] : [];
 });
-if (rows.length > 0) console.log(`\n${table(['What', 'instructions / request'], rows)}`);
+if (rows.length > 0)
+  console.log(`\n${table(['What (without the nextTick slow path)', 'instructions / request'], rows)}`);
 
 for (const c of counted) {
   console.log(

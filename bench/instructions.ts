@@ -19,6 +19,7 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { benchDataDirs, comparisonTargets, NEVER_REFUSES, selected } from './lib/catalogue.ts';
 import { JitSymbols } from './lib/jit-symbols.ts';
 import { sendExactly } from './lib/load.ts';
@@ -150,14 +151,22 @@ function inclusiveOf(file: string, name: string): number {
   return match ? Number(match[1]!.replaceAll(',', '')) : 0;
 }
 
+/** Where this checkout is, left out of the names of its files. */
+const REPOSITORY_URL = new URL('../', import.meta.url).href;
+const REPOSITORY = fileURLToPath(REPOSITORY_URL);
+
 /**
  * A function's name for the top table: a binary symbol without its file and argument list, or
  * the JS function V8 generated the code for (`???:0x…` in callgrind's view).
  */
 function functionName(raw: string, symbols: JitSymbols | null): string {
   const address = /^\?\?\?:0x([0-9a-f]+) \[\?\?\?\]$/.exec(raw);
-  if (address)
-    return symbols?.nameOf(Number.parseInt(address[1]!, 16)) ?? `generated code ${raw.slice(4, -6)}`;
+  if (address) {
+    const name = symbols?.nameOf(Number.parseInt(address[1]!, 16));
+    return name
+      ? name.replaceAll(REPOSITORY_URL, '').replaceAll(REPOSITORY, '')
+      : `generated code ${raw.slice(4, -6)}`;
+  }
   const symbol = raw.replace(/^[^:]*:/, '').replace(/ \[[^\]]*\]$/, '');
   const open = symbol.indexOf('(');
   return open > 0 ? symbol.slice(0, open) : symbol;

@@ -200,7 +200,17 @@ try {
     console.log(`[instructions] starting ${target.name} under callgrind`);
     // --perf-basic-prof: V8 writes where each piece of generated code is, to name it (jit-symbols.ts).
     const running = await TargetProcess.start(
-      { ...target, launcher, nodeArgs: [...(target.nodeArgs ?? []), '--perf-basic-prof'] },
+      {
+        ...target,
+        launcher,
+        // V8 also writes a log of its heap's pages with it: into this run's directory, not the cwd.
+        nodeArgs: [
+          ...(target.nodeArgs ?? []),
+          '--perf-basic-prof',
+          '--no-logfile-per-isolate',
+          `--logfile=${prefix}.v8.log`,
+        ],
+      },
       null,
     );
     try {

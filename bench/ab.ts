@@ -13,7 +13,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { benchDataDirs, NEVER_REFUSES, oursEnv } from './lib/catalogue.ts';
-import { measure } from './lib/load.ts';
+import { measure, median } from './lib/load.ts';
 import { describeMachine, pinProcess } from './lib/machine.ts';
 import { options } from './lib/options.ts';
 import { openBenchRedis } from './lib/redis.ts';
@@ -116,12 +116,6 @@ async function half(order: readonly Variant[], name: string): Promise<void> {
     for (const { target } of running) await target.stop();
   }
 }
-
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length / 2;
-  return sorted.length % 2 === 1 ? sorted[Math.floor(middle)]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
 
 try {
   // Identical servers started one after another measure apart by up to 3.5 µs per request, each

@@ -5,7 +5,7 @@
 // measures each once under the bench's load; the medians over rounds are printed.
 import { rmSync } from 'node:fs';
 import { benchDataDirs } from './lib/catalogue.ts';
-import { measure } from './lib/load.ts';
+import { measure, median } from './lib/load.ts';
 import { describeMachine, pinProcess } from './lib/machine.ts';
 import { options } from './lib/options.ts';
 import { meRequests } from './lib/requests.ts';
@@ -20,11 +20,6 @@ const specs: TargetSpec[] = [
   { name: 'raw + our nine headers', file: 'raw-http', env: { BENCH_OUR_HEADERS: '1' } },
 ];
 const figures = new Map(specs.map((spec) => [spec, [] as number[]]));
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length / 2;
-  return sorted.length % 2 === 1 ? sorted[Math.floor(middle)]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
 
 try {
   // The load generator warms up on a throwaway server first.

@@ -22,17 +22,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchDataDirs, comparisonTargets, NEVER_REFUSES, selected } from './lib/catalogue.ts';
 import { JitSymbols } from './lib/jit-symbols.ts';
-import { sendExactly } from './lib/load.ts';
+import { median, sendExactly } from './lib/load.ts';
+import { int } from './lib/options.ts';
 import { openBenchRedis } from './lib/redis.ts';
 import { table } from './lib/report.ts';
 import { meRequests } from './lib/requests.ts';
 import { TargetProcess } from './lib/target-process.ts';
 import type { BenchSession } from './targets/ours.ts';
 
-const int = (name: string, fallback: number) => {
-  const value = Number(process.env[name]);
-  return Number.isInteger(value) && value > 0 ? value : fallback;
-};
 const settings = {
   warmup: int('BENCH_INSTR_WARMUP', 30_000),
   requests: int('BENCH_INSTR_REQUESTS', 5_000),
@@ -99,7 +96,7 @@ const JIT_COMPILER = /v8::internal::(compiler|maglev|turboshaft|baseline)::/;
 /**
  * Node's process.nextTick builds its tick object as a literal with two computed symbol keys. In
  * some processes V8 ends up defining those keys through the runtime on every call (the function
- * below, with map migrations under it), about 1.4 k instructions a tick; other processes of the
+ * below, with map migrations under it), about 1.4 k instructions a key; other processes of the
  * same server never do. Which one a process gets is settled early and kept for its life: a draw.
  */
 const NEXT_TICK_SLOW_PATH = 'Runtime_DefineKeyedOwnPropertyInLiteral';
@@ -137,7 +134,14 @@ function readDump(file: string): Dump {
     if (JIT_COMPILER.test(name)) compiler += count;
   }
   if (total === null) throw new Error(`callgrind_annotate read no totals from ${file}`);
-  return { total, compiler, functions, tickSlowPath: inclusiveOf(file, NEXT_TICK_SLOW_PATH) };
+  // The inclusive listing is a second pass over the dump: made only when the slow path ran.
+  const slowPathRan = [...functions.keys()].some((name) => name.includes(NEXT_TICK_SLOW_PATH));
+  return {
+    total,
+    compiler,
+    functions,
+    tickSlowPath: slowPathRan ? inclusiveOf(file, NEXT_TICK_SLOW_PATH) : 0,
+  };
 }
 
 /** A function's instructions with its callees' (0 when it never ran). */
@@ -177,8 +181,6 @@ interface Counted {
   readonly label: string;
   /** Per sample: instructions per request, V8's optimising compilers left out. */
   readonly perRequest: number[];
-  /** Per sample: the compilers' instructions per request. */
-  readonly compiling: number[];
   /** Per sample: instructions per request in Node's nextTick slow path (counted in perRequest). */
   readonly tickSlowPath: number[];
   readonly non2xx: number;
@@ -222,7 +224,6 @@ try {
       await sendExactly(running, requests, 500, settings.connections);
       control(running.pid, '-z');
       const perRequest: number[] = [];
-      const compiling: number[] = [];
       const tickSlowPath: number[] = [];
       const byFunction = new Map<string, number>();
       let sent = 0;
@@ -238,12 +239,11 @@ try {
         sent += requestsSent;
         for (const [name, count] of dump.functions) byFunction.set(name, (byFunction.get(name) ?? 0) + count);
         perRequest.push((dump.total - dump.compiler) / requestsSent);
-        compiling.push(dump.compiler / requestsSent);
         tickSlowPath.push(dump.tickSlowPath / requestsSent);
         console.log(
           `[instructions] ${target.name} sample ${sample}/${settings.samples}: ` +
             `${Math.round(perRequest.at(-1)!).toLocaleString('en-US')} instructions/request ` +
-            `(+ ${Math.round(compiling.at(-1)!).toLocaleString('en-US')} compiling)`,
+            `(+ ${Math.round(dump.compiler / requestsSent).toLocaleString('en-US')} compiling)`,
         );
       }
       // Named after the samples: the map holds all code made until now.
@@ -258,7 +258,6 @@ try {
         name: target.name,
         label: target.label,
         perRequest,
-        compiling,
         tickSlowPath,
         non2xx,
         top,
@@ -276,7 +275,6 @@ try {
   for (const dir of benchDataDirs()) rmSync(dir, { recursive: true, force: true });
 }
 
-const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
 /** Per sample, the instructions but those of Node's nextTick slow path: the same whatever the draw. */
 const drawFree = (c: Counted) => c.perRequest.map((n, i) => n - c.tickSlowPath[i]!);
 const of = (name: string) => {

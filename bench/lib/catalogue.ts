@@ -143,7 +143,7 @@ export function comparisonTargets(
       label: "Fastify + the contract's nine headers",
       family: 'bare',
       store: 'none',
-      env: { BENCH_LIMIT: String(budget.limit), BENCH_WINDOW_MS: String(budget.windowMs) },
+      env: peerEnv(budget, 'none', users, null),
     });
     targets.push({
       name: 'fastify-contract-logs',
@@ -151,11 +151,7 @@ export function comparisonTargets(
       label: "Fastify + the contract's nine headers + one request line",
       family: 'bare',
       store: 'none',
-      env: {
-        BENCH_LIMIT: String(budget.limit),
-        BENCH_WINDOW_MS: String(budget.windowMs),
-        BENCH_CONTRACT_LOGS: '1',
-      },
+      env: { ...peerEnv(budget, 'none', users, null), BENCH_CONTRACT_LOGS: '1' },
     });
   }
   const peers = [

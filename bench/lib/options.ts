@@ -1,6 +1,7 @@
 // The bench's knobs, read from the environment once (BENCH_DURATION=3 BENCH_ROUNDS=1 for a smoke run).
 
-const int = (name: string, fallback: number): number => {
+/** A positive integer from the environment, or `fallback`. */
+export const int = (name: string, fallback: number): number => {
   const value = Number(process.env[name]);
   return Number.isFinite(value) && value > 0 ? Math.floor(value) : fallback;
 };

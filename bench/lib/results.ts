@@ -76,6 +76,8 @@ export function checkTargets(results: Results): TargetCheck[] {
       : null,
   });
   // The contract's floor: what any implementation on Fastify sends and logs for this answer.
+  const allowance = (left: number) =>
+    left >= 0 ? `${left.toFixed(1)} µs of the allowance left` : `${(-left).toFixed(1)} µs over the allowance`;
   const floor = find('fastify-contract-logs');
   const floorQuiet = find('fastify-contract');
   checks.push({
@@ -85,7 +87,7 @@ export function checkTargets(results: Results): TargetCheck[] {
       floor && bare
         ? `${(floor.cpuMicrosPerRequest / bare.cpuMicrosPerRequest).toFixed(2)}× (${cpu(floor)}` +
           (floorQuiet ? `; without the line ${cpu(floorQuiet)}` : '') +
-          `): ${(1.25 * bare.cpuMicrosPerRequest - floor.cpuMicrosPerRequest).toFixed(1)} µs of the allowance left` +
+          `): ${allowance(1.25 * bare.cpuMicrosPerRequest - floor.cpuMicrosPerRequest)}` +
           (oursMemory
             ? `; ours · memory is ${(oursMemory.cpuMicrosPerRequest / floor.cpuMicrosPerRequest).toFixed(2)}× the floor`
             : '')

@@ -20,6 +20,7 @@ import { seedDemo } from './db/seed.ts';
 import { authorizationPlugin } from './http/plugins/authorization.ts';
 import { cookiesPlugin } from './http/plugins/cookies.ts';
 import { csrfPlugin } from './http/plugins/csrf.ts';
+import { databaseOutagePlugin } from './http/plugins/database-outage.ts';
 import { registerDocs } from './http/plugins/docs.ts';
 import { clientErrorHandler, frameworkErrors, registerErrorHandlers } from './http/plugins/error-handler.ts';
 import { metricsPlugin } from './http/plugins/metrics.ts';
@@ -148,6 +149,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     flushLogs();
   });
 
+  await app.register(databaseOutagePlugin, { availability: db.availability, clock });
   await app.register(requestPipelinePlugin);
   await app.register(cookiesPlugin);
   await app.register(securityHeadersPlugin);

@@ -14,6 +14,10 @@ export interface Config {
   readonly logLevel: string;
   readonly dataDir: string;
   readonly databaseUrl: string | null;
+  /** How long one statement may run on PostgreSQL before it is cancelled and answered 503 (contract §13). */
+  readonly databaseStatementTimeoutMs: number;
+  /** How long a SIGTERM's drain may take before the process exits anyway (contract §13). */
+  readonly shutdownTimeoutMs: number;
   readonly seedDemo: boolean;
   readonly sessionSecret: string;
   /** True when SESSION_SECRET was not given and a random one was made for this process. */
@@ -104,6 +108,18 @@ export function loadConfig(env: Env = process.env): Config {
       'DATABASE_URL',
       urlWith(['postgres:', 'postgresql:']),
       'postgres://user@host:port/database',
+    ),
+    databaseStatementTimeoutMs: read(
+      'DATABASE_STATEMENT_TIMEOUT',
+      '5s',
+      durationIn(100, 600_000),
+      'a duration from 100ms to 10m, such as 5s',
+    ),
+    shutdownTimeoutMs: read(
+      'SHUTDOWN_TIMEOUT',
+      '10s',
+      durationIn(1000, 600_000),
+      'a duration from 1s to 10m, such as 10s',
     ),
     seedDemo: read('SEED_DEMO', 'true', boolean, 'true or false'),
     sessionSecret: secret || randomBytes(32).toString('base64url'),
@@ -241,6 +257,13 @@ function longDuration(v: string): number | null {
   return (
     Number(match[1]) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 's' | 'm' | 'h' | 'd']
   );
+}
+
+function durationIn(minMs: number, maxMs: number) {
+  return (v: string): number | null => {
+    const ms = duration(v);
+    return ms !== null && ms >= minMs && ms <= maxMs ? ms : null;
+  };
 }
 
 function durationOrZero(v: string): number | null {

@@ -1,7 +1,9 @@
 // Starts the service: validated config, the app, listen, and a graceful stop on SIGTERM/SIGINT.
+import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { DEMO_ACCOUNTS, DEMO_PASSWORD } from './db/seed.ts';
+import { drain, trackConnections } from './http/drain.ts';
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -27,17 +29,32 @@ async function main(): Promise<void> {
   app.server.keepAliveTimeout = 65_000;
   app.server.headersTimeout = 66_000;
   app.server.requestTimeout = 30_000;
+  trackConnections(app.server);
   await app.listen({ host: config.host, port: config.port });
+  drainOnSignals(app, config.shutdownTimeoutMs);
+}
 
+/** What is left of SHUTDOWN_TIMEOUT after the drain for closing the database, Redis and the logs. */
+const CLOSE_ALLOWANCE_MS = 1000;
+
+/**
+ * SIGTERM/SIGINT: drain (contract §13; src/http/drain.ts), then close the app, and exit once done
+ * or when SHUTDOWN_TIMEOUT has passed. Idle keep-alive connections are given half of it before
+ * they are closed, for a proxy to stop using them first.
+ */
+function drainOnSignals(app: FastifyInstance, timeoutMs: number): void {
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    app.log.info({ signal }, 'shutting down: no new connections, finishing requests in flight');
+    app.log.info({ signal }, 'shutting down: draining connections, finishing requests in flight');
     const force = setTimeout(() => {
-      app.log.error('shutdown took longer than 10 s; exiting');
+      app.log.error(`shutdown took longer than SHUTDOWN_TIMEOUT (${timeoutMs} ms); exiting`);
       process.exit(1);
-    }, 10_000).unref();
+    }, timeoutMs).unref();
+    const allowance = Math.min(CLOSE_ALLOWANCE_MS, timeoutMs / 4);
+    const outcome = await drain(app.server, { idleGraceMs: timeoutMs / 2, timeoutMs: timeoutMs - allowance });
+    if (outcome === 'timed-out') app.log.warn('drain timed out: connections still open were closed');
     await app.close();
     clearTimeout(force);
     process.exit(0);

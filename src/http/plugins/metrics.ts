@@ -6,6 +6,7 @@ import type { StoreStack } from '../../rate-limit/stores/create-store.ts';
 import { observeStore } from '../../rate-limit/stores/store-events.ts';
 import type { RequestLogController } from '../request-log.ts';
 import { CountedHistogram } from './counted-histogram.ts';
+import { registerDatabaseMetrics } from './database-outage.ts';
 
 export interface MetricsPluginOptions {
   /** The app's store stack: its labels, and the store whose events (store-events.ts) are counted. */
@@ -55,6 +56,7 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
     });
 
     const health = registerStoreHealth(registry, stack.backend);
+    registerDatabaseMetrics(registry, app.databaseOutage);
 
     // Listening from start to close only: the store publishes nothing while nobody listens.
     let stopObserving: (() => void) | null = null;
@@ -98,7 +100,7 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
       return registry.metrics();
     });
   },
-  { name: 'metrics', dependencies: ['rate-limit', 'request-pipeline'] },
+  { name: 'metrics', dependencies: ['rate-limit', 'request-pipeline', 'database-outage'] },
 );
 
 /** The store's fallback state (set by its events, read at scrape time) and the count of Redis failures. */

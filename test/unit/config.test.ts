@@ -231,3 +231,24 @@ describe('loadConfig service URLs', () => {
     }
   });
 });
+
+describe('loadConfig faults (contract §13)', () => {
+  it('defaults DATABASE_STATEMENT_TIMEOUT to 5s and SHUTDOWN_TIMEOUT to 10s, and reads durations', () => {
+    const defaults = loadConfig({});
+    assert.equal(defaults.databaseStatementTimeoutMs, 5_000);
+    assert.equal(defaults.shutdownTimeoutMs, 10_000);
+    const set = loadConfig({ DATABASE_STATEMENT_TIMEOUT: '1500ms', SHUTDOWN_TIMEOUT: '30s' });
+    assert.equal(set.databaseStatementTimeoutMs, 1_500);
+    assert.equal(set.shutdownTimeoutMs, 30_000);
+  });
+
+  it('names both variables and their expected form when they are not durations in range', () => {
+    assert.deepEqual(problemsOf({ DATABASE_STATEMENT_TIMEOUT: '5', SHUTDOWN_TIMEOUT: '500ms' }), [
+      'DATABASE_STATEMENT_TIMEOUT="5" is invalid: expected a duration from 100ms to 10m, such as 5s',
+      'SHUTDOWN_TIMEOUT="500ms" is invalid: expected a duration from 1s to 10m, such as 10s',
+    ]);
+    assert.deepEqual(problemsOf({ DATABASE_STATEMENT_TIMEOUT: '11m' }), [
+      'DATABASE_STATEMENT_TIMEOUT="11m" is invalid: expected a duration from 100ms to 10m, such as 5s',
+    ]);
+  });
+});

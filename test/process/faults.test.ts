@@ -422,11 +422,16 @@ describe('the fleet through faults', { skip }, () => {
       );
     }
     t.diagnostic(`timeline: ${timeline.join('; ')}`);
+    const outageLines: Record<string, number>[] = [];
     for (const [i, instance] of instances.entries()) {
       const lines = instance.output
         .split('\n')
         .filter((line) => /database/i.test(line) && !/"reqId"/.test(line))
-        .map((line) => line.slice(0, 300));
+        .map((line) => line.slice(0, 200));
+      outageLines.push({
+        started: lines.filter((line) => line.includes('database unavailable')).length,
+        ended: lines.filter((line) => line.includes('database available again')).length,
+      });
       t.diagnostic(`instance ${i} database log lines: ${lines.length}\n${lines.join('\n')}`);
     }
 
@@ -464,6 +469,10 @@ describe('the fleet through faults', { skip }, () => {
       'nothing fails during the rolling restart, bulk PATCHes included',
       exchanges.filter((e) => e.phase === 'rolling' && !atTheKill(e) && (e.status < 200 || e.status > 299)),
     );
+    if (outageLines.some(({ started, ended }) => started !== 1 || ended !== 1))
+      broken['each instance logs the outage once when it starts and once when it ends'] = outageLines.map(
+        (counts) => JSON.stringify(counts),
+      );
     if (!exchanges.some((e) => e.phase === 'postgres' && e.code === 'DATABASE_UNAVAILABLE'))
       broken['the outage is answered DATABASE_UNAVAILABLE'] = ['not once'];
 

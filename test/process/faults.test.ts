@@ -422,17 +422,25 @@ describe('the fleet through faults', { skip }, () => {
       );
     }
     t.diagnostic(`timeline: ${timeline.join('; ')}`);
+    const seconds = (ms: number) => ((ms - started) / 1000).toFixed(2);
     const outageLines: Record<string, number>[] = [];
     for (const [i, instance] of instances.entries()) {
       const lines = instance.output
         .split('\n')
-        .filter((line) => /database/i.test(line) && !/"reqId"/.test(line))
-        .map((line) => line.slice(0, 200));
+        .filter((line) => /database/i.test(line) && !/"reqId"/.test(line));
       outageLines.push({
         started: lines.filter((line) => line.includes('database unavailable')).length,
         ended: lines.filter((line) => line.includes('database available again')).length,
       });
-      t.diagnostic(`instance ${i} database log lines: ${lines.length}\n${lines.join('\n')}`);
+      const shown = lines.map((line) => {
+        try {
+          const { time, msg } = JSON.parse(line) as { time: number; msg: string };
+          return `${seconds(time)}s ${msg}`;
+        } catch {
+          return line.slice(0, 200);
+        }
+      });
+      t.diagnostic(`instance ${i} database log lines: ${lines.length}\n${shown.join('\n')}`);
     }
 
     const nginxErrors = (await readFile(path.join(dir, 'error.log'), 'utf8').catch(() => ''))
@@ -440,7 +448,6 @@ describe('the fleet through faults', { skip }, () => {
       .filter((line) => /\[(error|crit|alert|emerg)\]/.test(line));
     t.diagnostic(`nginx error.log: ${nginxErrors.length} errors\n${nginxErrors.slice(0, 12).join('\n')}`);
 
-    const seconds = (ms: number) => ((ms - started) / 1000).toFixed(2);
     const brief = (list: readonly Exchange[]) =>
       list.map(
         (e) =>

@@ -401,6 +401,7 @@ describe('the fleet through faults', { skip }, () => {
       await sleep(3_000);
 
       phase = 'sigkill';
+      await sleep(KILL_INSTANT_MS); // the requests the kill cuts are counted with it
       mark('instance 1 SIGKILL');
       killedAt = Date.now();
       await instances[1]!.stop('SIGKILL');

@@ -365,11 +365,13 @@ describe('the fleet through faults', { skip }, () => {
     const timeline: string[] = [];
     const mark = (text: string) => timeline.push(`${((Date.now() - started) / 1000).toFixed(1)}s ${text}`);
     let killedAt = 0;
+    let postgresStoppedAt = 0;
     try {
       await sleep(3_000);
 
       phase = 'postgres';
       mark('PostgreSQL stops');
+      postgresStoppedAt = Date.now();
       await postgres.stop('fast');
       await sleep(POSTGRES_DOWN_MS);
       await postgres.restart();
@@ -429,9 +431,20 @@ describe('the fleet through faults', { skip }, () => {
       const lines = instance.output
         .split('\n')
         .filter((line) => /database/i.test(line) && !/"reqId"/.test(line));
+      // The PostgreSQL restart's own lines (a process starting on a loaded machine may meet a
+      // short outage of its own, logged as one too).
+      const postgresBackAt = recovered.find(({ fault }) => fault === 'postgres')?.at ?? 0;
+      const ofTheRestart = lines.filter((line) => {
+        const time = /"time":(\d+)/.exec(line)?.[1];
+        return (
+          time !== undefined &&
+          Number(time) >= postgresStoppedAt &&
+          Number(time) <= postgresBackAt + RECOVERY_MS
+        );
+      });
       outageLines.push({
-        started: lines.filter((line) => line.includes('database unavailable')).length,
-        ended: lines.filter((line) => line.includes('database available again')).length,
+        started: ofTheRestart.filter((line) => line.includes('database unavailable')).length,
+        ended: ofTheRestart.filter((line) => line.includes('database available again')).length,
       });
       const shown = lines.map((line) => {
         try {
@@ -478,9 +491,8 @@ describe('the fleet through faults', { skip }, () => {
       exchanges.filter((e) => e.phase === 'rolling' && !atTheKill(e) && (e.status < 200 || e.status > 299)),
     );
     if (outageLines.some(({ started, ended }) => started !== 1 || ended !== 1))
-      broken['each instance logs the outage once when it starts and once when it ends'] = outageLines.map(
-        (counts) => JSON.stringify(counts),
-      );
+      broken['each instance logs the PostgreSQL restart once when it starts and once when it ends'] =
+        outageLines.map((counts) => JSON.stringify(counts));
     if (!exchanges.some((e) => e.phase === 'postgres' && e.code === 'DATABASE_UNAVAILABLE'))
       broken['the outage is answered DATABASE_UNAVAILABLE'] = ['not once'];
 

@@ -150,6 +150,35 @@ describe('loadConfig rate-limit budgets', () => {
   });
 });
 
+describe('loadConfig durations', () => {
+  const durations = {
+    SESSION_TTL: 'sessionTtlMs',
+    DEVICE_COOKIE_TTL: 'deviceCookieTtlMs',
+    SESSION_CACHE_TTL: 'sessionCacheMs',
+    SECURITY_EVENT_RETENTION: 'securityEventRetentionMs',
+  } as const;
+
+  it('reads <integer><unit> with the units ms, s, m, h and d, each variable alike', () => {
+    const cases = { '250ms': 250, '2s': 2000, '30m': 1_800_000, '12h': 43_200_000, '90d': 7_776_000_000 };
+    for (const [name, field] of Object.entries(durations)) {
+      for (const [text, ms] of Object.entries(cases)) {
+        assert.equal(loadConfig({ [name]: text })[field], ms, `${name}=${text}`);
+      }
+    }
+    assert.equal(loadConfig({ SESSION_CACHE_TTL: '0' }).sessionCacheMs, 0, 'the cache may be off');
+  });
+
+  it('names the variable for a duration with no unit, another unit, a fraction, or over 10000 days', () => {
+    for (const name of Object.keys(durations)) {
+      for (const value of ['15', '0s', '1.5h', '15M', '1w', '-1m', '10001d', '1 h']) {
+        const problems = problemsOf({ [name]: value });
+        assert.equal(problems.length, 1, `${name}=${value}`);
+        assert.ok(problems[0]!.includes(name), problems[0]);
+      }
+    }
+  });
+});
+
 describe('loadConfig SESSION_SECRET', () => {
   it('is required when NODE_ENV=production', () => {
     const problems = problemsOf({ NODE_ENV: 'production' });

@@ -43,7 +43,7 @@ export interface Lock {
 }
 
 /** The most locks listed per control: an attack over many accounts must not make the list unbounded. */
-export const LOCKS_LISTED_MAX = 500;
+const LOCKS_LISTED_MAX = 500;
 
 /** The part of a pino logger the engine writes with. */
 export interface EngineLogger {

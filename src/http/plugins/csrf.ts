@@ -5,7 +5,7 @@ import { csrfTokenFor, newSecret, tokensEqual } from '../../auth/tokens.ts';
 import { ApiError } from '../../errors.ts';
 
 export const CSRF_COOKIE = 'tp_csrf';
-export const CSRF_HEADER = 'x-csrf-token';
+const CSRF_HEADER = 'x-csrf-token';
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 export interface CsrfTokens {

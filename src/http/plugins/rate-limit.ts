@@ -194,7 +194,7 @@ function planOf(route: Pick<RouteOptions, 'method' | 'url'>): RoutePlan {
 }
 
 /** The draft-06 triple and the current `RateLimit-Policy`/`RateLimit` pair, for one control. */
-export function writeRateLimitHeaders(reply: FastifyReply, { bound, decision }: Verdict): number {
+function writeRateLimitHeaders(reply: FastifyReply, { bound, decision }: Verdict): number {
   const reset = resetSeconds(decision);
   // One call per header, not an object of them: the hot path allocates no headers object.
   reply

@@ -104,6 +104,16 @@ describe('POST /api/auth/login from a known device', () => {
     );
   });
 
+  it('refuses a known device’s 11th failure by default: RATE_LIMIT_LOGIN_DEVICE is 10/15m', async (t) => {
+    const app = await deviceApp(t);
+    const owner = await ownersBrowser(app, ALICE);
+    for (let i = 1; i <= 10; i++)
+      assert.equal((await owner.login(ALICE, WRONG)).statusCode, 401, `failure ${i}`);
+    const refused = assertRefused(await owner.login(ALICE), 'LOGIN_RATE_LIMIT', 'login-device');
+    assert.deepEqual(refused.policy, { name: 'login-device', q: 10, w: 900 });
+    assert.equal(refused.retryAfter, 900);
+  });
+
   it('never lets parallel wrong guesses from one known device exceed its budget', async (t) => {
     const app = await deviceApp(t, { env: { RATE_LIMIT_LOGIN_DEVICE: '5/15m' } });
     const owner = await ownersBrowser(app, CAROL);

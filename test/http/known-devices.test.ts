@@ -74,6 +74,21 @@ describe('POST /api/auth/login from a known device', () => {
     assert.equal((await bobs.login(BOB)).statusCode, 200);
   });
 
+  it('gives the address back its unit when another account’s device is refused by a locked account', async (t) => {
+    const app = await deviceApp(t, { env: { RATE_LIMIT_LOGIN_ACCOUNT: '1/15m' } });
+    const alices = await ownersBrowser(app, ALICE);
+    await lock(app, BOB, 1);
+    // A valid device cookie skips the early looks; for bob's account it is an unknown device, so the
+    // address's unit is reserved before the account's refuses, and must be given back.
+    for (let i = 0; i < 5; i++)
+      assertRefused(await alices.login(BOB, WRONG), 'LOGIN_RATE_LIMIT', 'login-account');
+    const { controls } = (await alices.get('/api/rate-limits')).json<{
+      controls: { control: string; limit: number; remaining: number }[];
+    }>();
+    const address = controls.find((c) => c.control === 'login-ip');
+    assert.deepEqual(address && [address.limit, address.remaining], [100, 100], 'no failure was checked');
+  });
+
   it('counts a known device’s own failures on login-device only, and refuses it past that budget', async (t) => {
     const app = await deviceApp(t, {
       env: {

@@ -31,14 +31,23 @@ describe('loadConfig defaults', () => {
     assert.equal(config.redis.url, null);
     assert.equal(config.seedDemo, true);
     assert.equal(config.trustProxy, false);
-    const { bulk, authenticated, unauthenticated, loginAccount, loginIp, ipv6Prefix, storeFailure } =
-      config.rateLimits;
+    const {
+      bulk,
+      authenticated,
+      unauthenticated,
+      loginAccount,
+      loginIp,
+      loginDevice,
+      ipv6Prefix,
+      storeFailure,
+    } = config.rateLimits;
     const fifteenMinutes = 15 * 60_000;
     assert.deepEqual(bulk, { limit: 30, windowMs: fifteenMinutes });
     assert.deepEqual(authenticated, { limit: 1000, windowMs: fifteenMinutes });
     assert.deepEqual(unauthenticated, { limit: 100, windowMs: fifteenMinutes });
     assert.deepEqual(loginAccount, { limit: 10, windowMs: fifteenMinutes });
     assert.deepEqual(loginIp, { limit: 100, windowMs: fifteenMinutes });
+    assert.deepEqual(loginDevice, { limit: 10, windowMs: fifteenMinutes });
     assert.equal(ipv6Prefix, 64);
     assert.equal(storeFailure, 'local');
   });
@@ -71,6 +80,7 @@ describe('loadConfig rate-limit budgets', () => {
     RATE_LIMIT_UNAUTHENTICATED: 'unauthenticated',
     RATE_LIMIT_LOGIN_ACCOUNT: 'loginAccount',
     RATE_LIMIT_LOGIN_IP: 'loginIp',
+    RATE_LIMIT_LOGIN_DEVICE: 'loginDevice',
   } as const;
 
   it('reads <count>/<duration> with the units ms, s, m and h', () => {

@@ -1,7 +1,9 @@
 // Starts the service: validated config, the app, listen, and a graceful stop on SIGTERM/SIGINT.
+import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import { type Config, ConfigError, loadConfig } from './config.ts';
 import { DEMO_ACCOUNTS, DEMO_PASSWORD } from './db/seed.ts';
+import { listenForMetrics } from './http/metrics-listener.ts';
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -27,6 +29,7 @@ async function main(): Promise<void> {
   app.server.keepAliveTimeout = 65_000;
   app.server.headersTimeout = 66_000;
   app.server.requestTimeout = 30_000;
+  await serveMetrics(app, config);
   await app.listen({ host: config.host, port: config.port });
 
   let stopping = false;
@@ -44,6 +47,16 @@ async function main(): Promise<void> {
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+/** /metrics on METRICS_HOST:METRICS_PORT (none when the port is 0), closed when the app closes. */
+async function serveMetrics(app: FastifyInstance, config: Config): Promise<void> {
+  if (config.metrics.port === 0) return;
+  const listener = await listenForMetrics(app.metrics, config.metrics, (error) =>
+    app.log.error({ err: error }, 'metrics scrape failed'),
+  );
+  app.addHook('onClose', () => listener.close());
+  app.log.info(`Metrics listening at ${listener.url}/metrics`);
 }
 
 main().catch((error) => {

@@ -17,14 +17,16 @@ ARG NPM_REGISTRY=
 COPY . .
 # npm ci runs the package's `prepare` (npm run build: the portal and the embedded database
 # template); the prune then leaves production packages only, without the optional pinned `node`
-# package: the runtime below is the image's own Node.
+# package: the runtime below is the image's own Node. The template's files (0600, like any
+# PostgreSQL data directory) are made readable for the user that copies them into /data.
 RUN --mount=type=secret,id=npm_ca,required=false \
     if [ -s /run/secrets/npm_ca ]; then export NPM_CONFIG_CAFILE=/run/secrets/npm_ca; fi \
  && if [ -n "$NPM_REGISTRY" ]; then export NPM_CONFIG_REGISTRY="$NPM_REGISTRY"; fi \
  && npm ci --no-audit --no-fund --loglevel=warn \
  && npm prune --omit=dev --omit=optional --no-audit --no-fund --loglevel=warn \
  && test ! -e node_modules/node && test ! -e node_modules/.bin/node \
- && rm -rf node_modules/.cache
+ && rm -rf node_modules/.cache \
+ && chmod -R a+rX dist web/dist
 
 FROM ${NODE_IMAGE}
 # The contract's defaults (section 7), but listening on every interface of the container, and the

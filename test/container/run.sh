@@ -117,14 +117,18 @@ cleanup() {
   local status=$?
   set +e
   if [ "$status" != 0 ]; then
-    for container in $(podman ps -aq --filter "label=task-portal-ci=$RUN_ID" --filter "label=io.podman.compose.project=$PROJECT" 2>/dev/null); do
+    for container in $(podman ps -aq --filter "label=task-portal-ci=$RUN_ID") \
+      $(podman ps -aq --filter "label=io.podman.compose.project=$PROJECT"); do
       echo "--- logs of $(podman inspect --format '{{.Name}}' "$container")" >&2
       podman logs --tail 30 "$container" >&2
     done
   fi
-  compose down -v >/dev/null 2>&1
+  # Containers with their anonymous volumes (the image's /data) first, then the rest of the fleet.
   for label in "task-portal-ci=$RUN_ID" "io.podman.compose.project=$PROJECT"; do
     podman ps -aq --filter "label=$label" | xargs -r podman rm -f -v -t 0 >/dev/null 2>&1
+  done
+  compose down -v >/dev/null 2>&1
+  for label in "task-portal-ci=$RUN_ID" "io.podman.compose.project=$PROJECT"; do
     podman volume ls -q --filter "label=$label" | xargs -r podman volume rm -f >/dev/null 2>&1
   done
   podman network rm -f "${PROJECT}_default" >/dev/null 2>&1

@@ -85,8 +85,10 @@ ensure_base() {
   podman import --change 'CMD ["bash"]' "$tar" "$BASE_IMAGE" >/dev/null
 }
 
+# The tag ends with a hash of the image's files, so a change to them makes a new image.
 build_standin() {
   local name=$1 tag=$2 context=$3
+  tag=$tag-$(cat "$HERE/images/$name".* "$HERE/images/$name"-* 2>/dev/null | sha256sum | cut -c1-12)
   local image=localhost/task-portal-ci/$name:$tag
   if ! image_exists "$image"; then
     ensure_base
@@ -98,14 +100,11 @@ build_standin() {
 }
 
 node_image() {
-  local tag=${NODE_VERSION#v}-npm$NPM_VERSION
   local context=$work/node-context
-  if ! image_exists "localhost/task-portal-ci/node:$tag"; then
-    mkdir -p "$context"
-    cp "$NODE_BIN" "$context/node"
-    cp -r "$NPM_DIR" "$context/npm"
-  fi
-  build_standin node "$tag" "$context"
+  mkdir -p "$context"
+  cp "$NODE_BIN" "$context/node"
+  cp -r "$NPM_DIR" "$context/npm"
+  build_standin node "${NODE_VERSION#v}-npm$NPM_VERSION" "$context"
 }
 
 # --- teardown, whatever happened ------------------------------------------------------------------
@@ -163,16 +162,16 @@ if [ -n "${CONTAINER_TEST_IMAGE:-}" ]; then
   # An image built before (e.g. while working on the tests): tagged for this run, left in place.
   podman tag "$CONTAINER_TEST_IMAGE" "$APP_IMAGE"
 else
-log "podman build -t $APP_IMAGE (NODE_IMAGE=$NODE_IMAGE, npm registry $REGISTRY)"
-build_started=$(date +%s)
-podman build --network host --format docker --layers=false \
-  --build-arg "NODE_IMAGE=$NODE_IMAGE" --build-arg "NPM_REGISTRY=$REGISTRY" \
-  --secret "id=npm_ca,src=$CA_BUNDLE" -t "$APP_IMAGE" "$ROOT" >"$work/build.log" 2>&1 ||
-  {
-    tail -n 40 "$work/build.log"
-    fail 'podman build'
-  }
-log "image built in $(($(date +%s) - build_started)) s"
+  log "podman build -t $APP_IMAGE (NODE_IMAGE=$NODE_IMAGE, npm registry $REGISTRY)"
+  build_started=$(date +%s)
+  podman build --network host --format docker --layers=false \
+    --build-arg "NODE_IMAGE=$NODE_IMAGE" --build-arg "NPM_REGISTRY=$REGISTRY" \
+    --secret "id=npm_ca,src=$CA_BUNDLE" -t "$APP_IMAGE" "$ROOT" >"$work/build.log" 2>&1 ||
+    {
+      tail -n 40 "$work/build.log"
+      fail 'podman build'
+    }
+  log "image built in $(($(date +%s) - build_started)) s"
 fi
 size=$(podman image inspect --format '{{.Size}}' "$APP_IMAGE")
 base_size=$(podman image inspect --format '{{.Size}}' "$NODE_IMAGE")
@@ -237,9 +236,9 @@ podman rm -f -t 0 "$RUN_ID-app" >/dev/null
 
 # --- the fleet: compose.yaml ------------------------------------------------------------------------
 
-REDIS_IMAGE=$(build_standin redis 1 "$HERE/images")
-POSTGRES_IMAGE=$(build_standin postgres 1 "$HERE/images")
-NGINX_IMAGE=$(build_standin nginx 1 "$HERE/images")
+REDIS_IMAGE=$(build_standin redis bookworm "$HERE/images")
+POSTGRES_IMAGE=$(build_standin postgres bookworm "$HERE/images")
+NGINX_IMAGE=$(build_standin nginx bookworm "$HERE/images")
 PORTAL_PORT=$(free_port)
 METRICS_PORT_1=$(free_port)
 METRICS_PORT_2=$(free_port)

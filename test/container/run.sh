@@ -224,6 +224,12 @@ podman stop -t 10 "$RUN_ID-app" >/dev/null
 stop_ms=$((($(date +%s%N) - stop_started) / 1000000))
 exit_code=$(podman inspect --format '{{.State.ExitCode}}' "$RUN_ID-app")
 echo "stopped in $stop_ms ms, exit code $exit_code"
+# Where the time went: the server's 'shutting down' line (pino's epoch ms) and the exit.
+logged=$(podman logs "$RUN_ID-app" 2>&1 | grep 'shutting down' | grep -o '"time":[0-9]*' | cut -d: -f2 || true)
+finished=$(date -d "$(podman inspect --format '{{.State.FinishedAt}}' "$RUN_ID-app" | sed 's/ UTC$//')" +%s%3N || true)
+if [ -n "$logged" ] && [ -n "$finished" ]; then
+  echo "  SIGTERM sent → 'shutting down' logged: $((logged - stop_started / 1000000)) ms; → process exited: $((finished - logged)) ms"
+fi
 [ "$exit_code" = 0 ] || fail "exit code $exit_code after SIGTERM (137: killed after 10 s)"
 [ "$stop_ms" -lt 10000 ] || fail "the stop took $stop_ms ms"
 podman logs "$RUN_ID-app" 2>&1 | grep -q 'shutting down' || fail 'no shutdown line in the log'

@@ -181,7 +181,19 @@ const commands: Record<string, (...args: string[]) => Promise<void>> = {
       const key = a.status === 200 ? '200' : `${a.status} ${a.json?.code}`;
       tally[key] = (tally[key] ?? 0) + 1;
     }
-    assert.deepEqual(tally, { 200: 30, '429 TASK_BULK_RATE_LIMIT': 10 });
+    const degraded = await Promise.all(
+      instances.map(async (i) =>
+        (await (await fetch(`${i.metrics}/metrics`)).text())
+          .split('\n')
+          .filter((line) => line.startsWith('rate_limit_store_degraded{'))
+          .join(' '),
+      ),
+    );
+    assert.deepEqual(
+      tally,
+      { 200: 30, '429 TASK_BULK_RATE_LIMIT': 10 },
+      `one budget for both instances (their Redis state: ${degraded.join('; ')})`,
+    );
     const bulkByInstance = await Promise.all(
       instances.map(async (i) => ({
         admitted: await requestCount(i.metrics, BULK, 200, 'PATCH'),

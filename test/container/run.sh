@@ -227,12 +227,11 @@ echo "stopped in $stop_ms ms, exit code $exit_code"
 # Where the time went: the server's 'shutting down' line (pino's epoch ms) and the exit.
 logged=$(podman logs "$RUN_ID-app" 2>&1 | grep 'shutting down' | grep -o '"time":[0-9]*' | cut -d: -f2 || true)
 finished=$(date -d "$(podman inspect --format '{{.State.FinishedAt}}' "$RUN_ID-app" | sed 's/ UTC$//')" +%s%3N || true)
-if [ -n "$logged" ] && [ -n "$finished" ]; then
-  echo "  SIGTERM sent → 'shutting down' logged: $((logged - stop_started / 1000000)) ms; → process exited: $((finished - logged)) ms"
-fi
+[ -n "$logged" ] && [ -n "$finished" ] || fail 'no shutdown line in the log, or no exit time'
+echo "  SIGTERM sent → 'shutting down' logged: $((logged - stop_started / 1000000)) ms; → process exited: $((finished - logged)) ms"
+# The process's own stop, not podman's bookkeeping after it (seconds on a busy machine).
+[ $((finished - stop_started / 1000000)) -lt 10000 ] || fail "the server exited $((finished - stop_started / 1000000)) ms after SIGTERM"
 [ "$exit_code" = 0 ] || fail "exit code $exit_code after SIGTERM (137: killed after 10 s)"
-[ "$stop_ms" -lt 10000 ] || fail "the stop took $stop_ms ms"
-podman logs "$RUN_ID-app" 2>&1 | grep -q 'shutting down' || fail 'no shutdown line in the log'
 
 log 'the same volume, a new container'
 podman rm "$RUN_ID-app" >/dev/null
@@ -248,8 +247,12 @@ NGINX_IMAGE=$(build_standin nginx bookworm "$HERE/images")
 PORTAL_PORT=$(free_port)
 METRICS_PORT_1=$(free_port)
 METRICS_PORT_2=$(free_port)
+# A Redis command may wait longer than the default 100 ms on a busy CI machine: past it, an
+# instance falls back to its own budgets (RATE_LIMIT_STORE_FAILURE=local), and the fleet's
+# shared budget is not what would be tested.
+REDIS_COMMAND_TIMEOUT_MS=2000
 export SESSION_SECRET=$SECRET TASK_PORTAL_IMAGE=$APP_IMAGE NODE_IMAGE REDIS_IMAGE POSTGRES_IMAGE NGINX_IMAGE \
-  PORTAL_PORT METRICS_PORT_1 METRICS_PORT_2
+  PORTAL_PORT METRICS_PORT_1 METRICS_PORT_2 REDIS_COMMAND_TIMEOUT_MS
 
 log "podman-compose up (project $PROJECT)"
 # Debian's podman-compose (1.0.3) starts services in dependency order but does not wait for

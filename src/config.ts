@@ -31,6 +31,8 @@ export interface Config {
   /** argon2id's memory, in KiB, for new password hashes. */
   readonly passwordHashCost: number;
   readonly trustProxy: TrustProxy;
+  /** The listener that serves /metrics (contract §12); port 0 means none. */
+  readonly metrics: { readonly host: string; readonly port: number };
   /** Names this process in security events: INSTANCE_ID, else `<hostname>:<pid>`. */
   readonly instanceId: string;
   /** How long security events are kept before the purge deletes them. */
@@ -137,6 +139,10 @@ export function loadConfig(env: Env = process.env): Config {
       integerIn(64, 4_194_304),
       'an integer from 64 to 4194304 (argon2id memory in KiB)',
     ),
+    metrics: {
+      host: read('METRICS_HOST', '127.0.0.1', nonEmpty, 'a host name or address'),
+      port: read('METRICS_PORT', '9464', integerIn(0, 65535), 'an integer from 0 to 65535 (0: no listener)'),
+    },
     trustProxy: read(
       'TRUST_PROXY',
       '',
@@ -188,6 +194,10 @@ export function loadConfig(env: Env = process.env): Config {
       ),
     },
   };
+  if (config.metrics.port !== 0 && config.metrics.port === config.port)
+    problems.push(
+      `METRICS_PORT=${config.port} is PORT too: expected another port, or 0 for no metrics listener`,
+    );
   if (config.redis.url && config.redis.clusterNodes)
     problems.push(
       'REDIS_URL and REDIS_CLUSTER_NODES are both set: expected one of them (a server or a cluster)',

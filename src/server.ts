@@ -1,9 +1,10 @@
 // Starts the service: validated config, the app, listen, and a graceful stop on SIGTERM/SIGINT.
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import { type Config, ConfigError, loadConfig } from './config.ts';
 import { DEMO_ACCOUNTS, DEMO_PASSWORD } from './db/seed.ts';
 import { drain, trackConnections } from './http/drain.ts';
+import { listenForMetrics } from './http/metrics-listener.ts';
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -30,6 +31,7 @@ async function main(): Promise<void> {
   app.server.headersTimeout = 66_000;
   app.server.requestTimeout = 30_000;
   trackConnections(app.server);
+  await serveMetrics(app, config);
   await app.listen({ host: config.host, port: config.port });
   drainOnSignals(app, config.shutdownTimeoutMs);
 }
@@ -61,6 +63,16 @@ function drainOnSignals(app: FastifyInstance, timeoutMs: number): void {
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+/** /metrics on METRICS_HOST:METRICS_PORT (none when the port is 0), closed when the app closes. */
+async function serveMetrics(app: FastifyInstance, config: Config): Promise<void> {
+  if (config.metrics.port === 0) return;
+  const listener = await listenForMetrics(app.metrics, config.metrics, (error) =>
+    app.log.error({ err: error }, 'metrics scrape failed'),
+  );
+  app.addHook('onClose', () => listener.close());
+  app.log.info(`Metrics listening at ${listener.url}/metrics`);
 }
 
 main().catch((error) => {

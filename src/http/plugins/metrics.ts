@@ -1,4 +1,5 @@
-// GET /metrics in Prometheus format: requests, 429s by code, limiter decision latency, the store's health.
+// The service's Prometheus metrics: requests, 429s by code, limiter decision latency, the store's health.
+// The app serves no route for them: `app.metrics` is scraped by the metrics listener (metrics-listener.ts).
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { type ShadowRefusalEvent, shadowRefusalChannel } from '../../rate-limit/engine.ts';
@@ -6,6 +7,19 @@ import type { StoreStack } from '../../rate-limit/stores/create-store.ts';
 import { observeStore } from '../../rate-limit/stores/store-events.ts';
 import { CountedHistogram } from './counted-histogram.ts';
 import { registerDatabaseMetrics } from './database-outage.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** This app's metrics, for the listener that serves them apart from the public port. */
+    metrics: MetricsSource;
+  }
+}
+
+/** What a scrape needs: the registry's text and its content type (a prom-client Registry is one). */
+export interface MetricsSource {
+  readonly contentType: string;
+  metrics(): Promise<string>;
+}
 
 export interface MetricsPluginOptions {
   /** The app's store stack: its labels, and the store whose events (store-events.ts) are counted. */
@@ -92,10 +106,7 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
       done();
     });
 
-    app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
-      reply.header('content-type', registry.contentType).header('cache-control', 'no-store');
-      return registry.metrics();
-    });
+    app.decorate('metrics', registry);
   },
   { name: 'metrics', dependencies: ['rate-limit', 'database-outage'] },
 );

@@ -1,12 +1,12 @@
 // Memory per tracked key: one process per store, 1,000,000 distinct keys consumed once, heap delta per key.
-// Run: node --expose-gc bench/memory-per-key.ts [store]   (no store: all, one child each)
+// Run: node --expose-gc bench/experiments/memory-per-key.ts [store]   (no store: all, one child each)
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { MemoryStore as ExpressMemoryStore, type Options as ExpressOptions } from 'express-rate-limit';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
-import { systemClock } from '../src/clock.ts';
-import { MemoryStore } from '../src/rate-limit/stores/memory-store.ts';
+import { systemClock } from '../../src/clock.ts';
+import { MemoryStore } from '../../src/rate-limit/stores/memory-store.ts';
 
 type Consume = (key: string) => unknown;
 

@@ -1,12 +1,12 @@
 // What each control costs Redis: CPU per decision (INFO commandstats and INFO cpu) and memory per tracked key (MEMORY USAGE).
-// Run: node bench/capacity.ts   (also a phase of npm run bench: BENCH_ONLY=capacity)
+// Run: node bench/experiments/capacity.ts
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { loadConfig } from '../src/config.ts';
-import { CONTROLS } from '../src/rate-limit/policy.ts';
-import { LOG_MAX_LIMIT } from '../src/rate-limit/sliding-window.ts';
-import { createRedisClient, RedisStore } from '../src/rate-limit/stores/redis-store.ts';
-import { openBenchRedis } from './lib/redis.ts';
+import { loadConfig } from '../../src/config.ts';
+import { CONTROLS } from '../../src/rate-limit/policy.ts';
+import { LOG_MAX_LIMIT } from '../../src/rate-limit/sliding-window.ts';
+import { createRedisClient, RedisStore } from '../../src/rate-limit/stores/redis-store.ts';
+import { openBenchRedis } from '../lib/redis.ts';
 
 export interface CapacityRow {
   readonly control: string;
@@ -31,7 +31,7 @@ const PARALLEL = 64;
 export async function measureCapacity(url: string): Promise<CapacityRow[]> {
   const config = loadConfig({ NODE_ENV: 'test', REDIS_URL: url });
   const client = createRedisClient(config.redis);
-  const store = new RedisStore({ client, keyPrefix: 'bench-capacity:', timeoutMs: 5000 });
+  const store = new RedisStore({ client, keyPrefix: 'bench-capacity:' });
   const admin = new Redis(url);
   const rows: CapacityRow[] = [];
   try {

@@ -13,30 +13,14 @@ import { measure, sendExactly } from './lib/load.ts';
 import { describeMachine, pinProcess } from './lib/machine.ts';
 import { renderRun, writeBenchmarksMd } from './lib/markdown.ts';
 import { options, QUICK_TARGETS } from './lib/options.ts';
-import { type BenchRedis, countRedisWork, openBenchRedis } from './lib/redis.ts';
+import type { Phase, RunContext } from './lib/phase.ts';
+import { countRedisWork, openBenchRedis } from './lib/redis.ts';
 import { guardTable, type TripRow, targetsTable, tripsTable } from './lib/report.ts';
 import { meRequests } from './lib/requests.ts';
 import { checkGuard, type Results } from './lib/results.ts';
 import type { BenchSession } from './lib/serve.ts';
 import { type Row, summarise } from './lib/summary.ts';
 import { TargetProcess } from './lib/target-process.ts';
-
-/** What every phase is given. */
-export interface RunContext {
-  /** The private redis-server of this run (or BENCH_REDIS_URL's), null when none answers. */
-  readonly redis: BenchRedis | null;
-  /** The core the servers are pinned to, null when not pinned. */
-  readonly serverCore: number | null;
-  readonly log: (message: string) => void;
-  /** Lines printed under the run's tables (a target that did not start, a Redis missing…). */
-  readonly notes: string[];
-}
-
-/** One part of `npm run bench`: it measures, then gives its data for the results file and its Markdown. */
-export interface Phase {
-  readonly name: string;
-  run(context: RunContext): Promise<{ data: unknown; markdown: string } | null>;
-}
 
 interface Running {
   readonly target: BenchTarget;

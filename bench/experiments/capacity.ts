@@ -8,7 +8,7 @@ import { LOG_MAX_LIMIT } from '../../src/rate-limit/sliding-window.ts';
 import { createRedisClient, RedisStore } from '../../src/rate-limit/stores/redis-store.ts';
 import { openBenchRedis } from '../lib/redis.ts';
 
-export interface CapacityRow {
+interface CapacityRow {
   readonly control: string;
   readonly budget: string;
   /** `log` (one time per admission) or `buckets` (fixed counters), as sliding-window.ts chooses. */
@@ -28,7 +28,7 @@ const FILL_CAP = 64;
 const PARALLEL = 64;
 
 /** Fills KEYS_PER_CONTROL keys of every control at the default budgets and reads what Redis spent. */
-export async function measureCapacity(url: string): Promise<CapacityRow[]> {
+async function measureCapacity(url: string): Promise<CapacityRow[]> {
   const config = loadConfig({ NODE_ENV: 'test', REDIS_URL: url });
   const client = createRedisClient(config.redis);
   const store = new RedisStore({ client, keyPrefix: 'bench-capacity:' });

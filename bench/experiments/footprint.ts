@@ -15,7 +15,7 @@ const START = (
 ).scripts.start;
 const DEMO = { email: 'alice@example.com', password: 'demo-password' };
 
-export interface FootprintRow {
+interface FootprintRow {
   readonly mode: string;
   /** Milliseconds from spawn to the first 200 from /readyz. */
   readonly readyMs: number;
@@ -65,7 +65,7 @@ async function measureOnce(mode: string, env: Record<string, string>): Promise<F
 }
 
 /** Fresh and existing DATA_DIR on the embedded database; PostgreSQL when one answers at `databaseUrl`. */
-export async function measureFootprint(databaseUrl: string | null): Promise<FootprintRow[]> {
+async function measureFootprint(databaseUrl: string | null): Promise<FootprintRow[]> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'tp-footprint-'));
   const rows: FootprintRow[] = [];
   try {

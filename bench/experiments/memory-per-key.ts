@@ -10,7 +10,7 @@ import { MemoryStore } from '../../src/rate-limit/stores/memory-store.ts';
 
 type Consume = (key: string) => unknown;
 
-export interface MemoryResult {
+interface MemoryResult {
   readonly store: string;
   readonly budget: string;
   readonly keys: number;
@@ -89,7 +89,7 @@ async function measureStore(name: string, keys: number): Promise<MemoryResult> {
 }
 
 /** Measures every store, each in a fresh process so no store inherits another's heap. */
-export function measureAll(keys: number, core: number | null): MemoryResult[] {
+function measureAll(keys: number, core: number | null): MemoryResult[] {
   const file = fileURLToPath(import.meta.url);
   return Object.keys(STORES).map((name) => {
     const args = ['--expose-gc', '--max-old-space-size=4096', file, name];

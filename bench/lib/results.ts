@@ -20,7 +20,7 @@ export interface Results {
  * The guard, judged by server CPU per request (medians over the rounds): on a loaded machine
  * req/s follows the load generator, CPU time does not.
  */
-export const GUARD = [
+const GUARD = [
   { ours: 'ours-memory', against: 'fastify-stack-memory', max: 0.25 },
   { ours: 'ours-redis', against: 'fastify-stack-redis', max: 0.3 },
   { ours: 'ours-memory', against: 'fastify-contract', max: 1.5 },

@@ -4,7 +4,6 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { type ShadowRefusalEvent, shadowRefusalChannel } from '../../rate-limit/engine.ts';
 import type { StoreStack } from '../../rate-limit/stores/create-store.ts';
 import { observeStore } from '../../rate-limit/stores/store-events.ts';
-import type { RequestLogController } from '../request-log.ts';
 
 /** The app's metrics as Prometheus text: what GET /metrics serves. */
 export interface MetricsText {
@@ -21,8 +20,6 @@ declare module 'fastify' {
 export interface MetricsPluginOptions {
   /** The app's store stack: its labels, and the store whose events (store-events.ts) are counted. */
   readonly stack: StoreStack;
-  /** Where the app's answered requests are told of (the request log controller). */
-  readonly completions: Pick<RequestLogController, 'onCompleted'>;
 }
 
 // From a memory decision (microseconds) to a Redis one that ran into the command timeout.
@@ -31,7 +28,7 @@ const DECISION_BUCKETS = [
 ];
 
 export const metricsPlugin = fp<MetricsPluginOptions>(
-  async (app, { stack, completions }) => {
+  async (app, { stack }) => {
     // One registry per app: tests build many apps in one process, and their series must not mix.
     // No default process metrics: prom-client's collectors install observers that are never removed.
     const registry = new Registry();
@@ -102,14 +99,14 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
       stopObserving = null;
     });
 
-    // The route's pattern, never the URL (ids and junk paths would make unbounded series), as the
-    // request pipeline marked it; requests that matched no route count as `unmatched`.
-    const stopCounting = completions.onCompleted((request, reply) => {
-      const route = request.routePattern ?? 'unmatched';
+    // The route's pattern, never the URL (ids and junk paths would make unbounded series);
+    // requests that matched no route count as `unmatched`.
+    app.addHook('onResponse', (request, reply, done) => {
+      const route = request.is404 ? 'unmatched' : request.routeOptions.url!;
       requests.inc({ method: request.method, route, status: reply.statusCode });
       if (request.rateLimitRefusal !== null) refusals.labels(request.rateLimitRefusal).inc();
+      done();
     });
-    app.addHook('onClose', async () => stopCounting());
 
     app.decorate('metrics', { contentType: registry.contentType, text: () => registry.metrics() });
     app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
@@ -117,5 +114,5 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
       return app.metrics.text();
     });
   },
-  { name: 'metrics', dependencies: ['rate-limit', 'request-pipeline'] },
+  { name: 'metrics', dependencies: ['rate-limit'] },
 );

@@ -1,8 +1,8 @@
 // The Redis store on a real Redis: the store contract, the scripts against sliding-window.ts, keys, replies, failures.
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
 import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ManualClock } from '../../src/clock.ts';
 import { shapeOf } from '../../src/rate-limit/sliding-window.ts';
 import { MemoryStore } from '../../src/rate-limit/stores/memory-store.ts';
@@ -217,7 +217,6 @@ describe('RedisStore when Redis is unreachable', () => {
         commandTimeoutMs: 100,
       }),
       keyPrefix: 'unreachable:',
-      timeoutMs: 100,
     });
     try {
       const rule: RateRule = { name: 'down', limit: 3, windowMs: MINUTE };
@@ -264,15 +263,19 @@ describe('RedisStore when Redis is unreachable', () => {
       keyPrefix: 'silent:',
       commandTimeoutMs: 20, // the setup deadline is then its floor, 1 s
     });
-    const store = new RedisStore({ client, keyPrefix: 'silent:', timeoutMs: 20 });
+    const store = new RedisStore({ client, keyPrefix: 'silent:' });
     try {
       const rule: RateRule = { name: 'silent', limit: 3, windowMs: MINUTE };
       await assert.rejects(store.consume(rule, 'k'), StoreUnavailableError);
-      // Bounded waits, so that a client that never gives up fails the test instead of hanging it.
-      const [error] = (await once(client, 'error', { signal: AbortSignal.timeout(5000) })) as [Error];
-      assert.match(error.message, /Socket timeout/);
-      await once(client, 'connect', { signal: AbortSignal.timeout(5000) });
+      // Its setup commands time out (or its socket does), and it connects again. Bounded waits,
+      // so that a client that never gives up fails the test instead of hanging it.
+      const errors: string[] = [];
+      client.on('error', (error: Error) => errors.push(error.message));
+      const deadline = performance.now() + 5000;
+      while (connections < 2 && performance.now() < deadline) await sleep(20);
       assert.ok(connections >= 2, 'a second connection after the silent first');
+      // What it reports depends on which of its deadlines ran out first (a setup command's or the socket's).
+      assert.ok(errors.length > 0, 'the silent connection was reported');
     } finally {
       client.disconnect();
       for (const socket of sockets) socket.destroy();

@@ -41,7 +41,7 @@ export interface RemoteErrorEvent {
   readonly error: StoreUnavailableError;
 }
 
-export const STORE_CHANNELS = {
+const STORE_CHANNELS = {
   decision: 'tp:rate-limit:decision',
   storeState: 'tp:rate-limit:store-state',
   redisError: 'tp:rate-limit:redis-error',

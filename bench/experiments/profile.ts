@@ -2,16 +2,15 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchDataDirs, comparisonTargets, NEVER_REFUSES, SESSION_CACHE_TTL } from './lib/catalogue.ts';
-import { type CpuProfile, type FrameShare, summariseProfile } from './lib/cpu-profile.ts';
-import { measure } from './lib/load.ts';
-import { describeMachine, pinProcess } from './lib/machine.ts';
-import { writeBenchmarksMd } from './lib/markdown.ts';
-import { options } from './lib/options.ts';
-import { openBenchRedis } from './lib/redis.ts';
-import { meRequests } from './lib/requests.ts';
-import { TargetProcess } from './lib/target-process.ts';
-import type { BenchSession } from './targets/ours.ts';
+import { benchDataDirs, comparisonTargets, NEVER_REFUSES, SESSION_CACHE_TTL } from '../lib/catalogue.ts';
+import { type CpuProfile, type FrameShare, summariseProfile } from '../lib/cpu-profile.ts';
+import { measure } from '../lib/load.ts';
+import { describeMachine, pinProcess } from '../lib/machine.ts';
+import { options } from '../lib/options.ts';
+import { openBenchRedis } from '../lib/redis.ts';
+import { meRequests } from '../lib/requests.ts';
+import type { BenchSession } from '../lib/serve.ts';
+import { TargetProcess } from '../lib/target-process.ts';
 
 const machine = describeMachine();
 if (machine.pinning) pinProcess(process.pid, machine.pinning.load);
@@ -21,15 +20,13 @@ const name = process.env.BENCH_PROFILE_TARGET || 'ours-memory';
 const redis = name.endsWith('-redis')
   ? await openBenchRedis(options.redisUrl, machine.pinning?.load ?? null)
   : null;
-const spec = comparisonTargets(NEVER_REFUSES, options.users, redis?.url ?? null, true).find(
-  (t) => t.name === name,
-);
+const spec = comparisonTargets(NEVER_REFUSES, options.users, redis?.url ?? null).find((t) => t.name === name);
 if (!spec) throw new Error(`no target ${name}`);
 const target = await TargetProcess.start(
   { ...spec, nodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-interval', '200'] },
   machine.pinning?.server ?? null,
 );
-const requests = meRequests(options.users, spec.family === 'ours' ? (target.extra as BenchSession[]) : null);
+const requests = meRequests(options.users, (target.extra as BenchSession[] | undefined) ?? null);
 const run = await measure(target, requests, {
   duration: options.duration,
   warmup: options.warmup,
@@ -77,5 +74,4 @@ const section = [
   list(summary.oursTotal.slice(0, 15)),
 ].join('\n');
 console.log(section);
-if (name === 'ours-memory' && process.env.BENCH_WRITE_MD !== '0') writeBenchmarksMd(section, 'profile');
 process.exit(0);

@@ -12,14 +12,14 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { benchDataDirs, NEVER_REFUSES, oursEnv } from './lib/catalogue.ts';
-import { measure, median } from './lib/load.ts';
-import { describeMachine, pinProcess } from './lib/machine.ts';
-import { options } from './lib/options.ts';
-import { openBenchRedis } from './lib/redis.ts';
-import { meRequests } from './lib/requests.ts';
-import type { TargetProcess as Target } from './lib/target-process.ts';
-import type { BenchSession } from './targets/ours.ts';
+import { benchDataDirs, NEVER_REFUSES, oursEnv } from '../lib/catalogue.ts';
+import { measure, median } from '../lib/load.ts';
+import { describeMachine, pinProcess } from '../lib/machine.ts';
+import { options } from '../lib/options.ts';
+import { openBenchRedis } from '../lib/redis.ts';
+import { meRequests } from '../lib/requests.ts';
+import type { BenchSession } from '../lib/serve.ts';
+import type { TargetProcess as Target } from '../lib/target-process.ts';
 
 interface Variant {
   readonly label: string;
@@ -77,7 +77,7 @@ async function half(order: readonly Variant[], name: string): Promise<void> {
     for (const variant of order) {
       // Each checkout's own driver module starts that checkout's target file.
       const module = pathToFileURL(`${variant.checkout}/bench/lib/target-process.ts`).href;
-      const { TargetProcess } = (await import(module)) as typeof import('./lib/target-process.ts');
+      const { TargetProcess } = (await import(module)) as typeof import('../lib/target-process.ts');
       const env = {
         ...oursEnv({ users: options.users, redisUrl: redis?.url ?? null, env: budget }),
         ...variant.env,

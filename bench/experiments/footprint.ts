@@ -1,21 +1,21 @@
 // The service's own footprint as an operator meets it: time to /readyz and RSS, embedded and on PostgreSQL.
-// Run: node bench/footprint.ts   (also a phase of npm run bench: BENCH_ONLY=footprint)
+// Run: node bench/experiments/footprint.ts
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from './lib/free-port.ts';
+import { freePort } from '../../test/helpers/redis-server.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Exactly what `npm start` runs (its environment settings included), exec'd so the pid is the server's. */
 const START = (
   JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }
 ).scripts.start;
 const DEMO = { email: 'alice@example.com', password: 'demo-password' };
 
-export interface FootprintRow {
+interface FootprintRow {
   readonly mode: string;
   /** Milliseconds from spawn to the first 200 from /readyz. */
   readonly readyMs: number;
@@ -65,7 +65,7 @@ async function measureOnce(mode: string, env: Record<string, string>): Promise<F
 }
 
 /** Fresh and existing DATA_DIR on the embedded database; PostgreSQL when one answers at `databaseUrl`. */
-export async function measureFootprint(databaseUrl: string | null): Promise<FootprintRow[]> {
+async function measureFootprint(databaseUrl: string | null): Promise<FootprintRow[]> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'tp-footprint-'));
   const rows: FootprintRow[] = [];
   try {

@@ -1,14 +1,14 @@
 // What each control costs Redis: CPU per decision (INFO commandstats and INFO cpu) and memory per tracked key (MEMORY USAGE).
-// Run: node bench/capacity.ts   (also a phase of npm run bench: BENCH_ONLY=capacity)
+// Run: node bench/experiments/capacity.ts
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { loadConfig } from '../src/config.ts';
-import { CONTROLS } from '../src/rate-limit/policy.ts';
-import { LOG_MAX_LIMIT } from '../src/rate-limit/sliding-window.ts';
-import { createRedisClient, RedisStore } from '../src/rate-limit/stores/redis-store.ts';
-import { openBenchRedis } from './lib/redis.ts';
+import { loadConfig } from '../../src/config.ts';
+import { CONTROLS } from '../../src/rate-limit/policy.ts';
+import { LOG_MAX_LIMIT } from '../../src/rate-limit/sliding-window.ts';
+import { createRedisClient, RedisStore } from '../../src/rate-limit/stores/redis-store.ts';
+import { openBenchRedis } from '../lib/redis.ts';
 
-export interface CapacityRow {
+interface CapacityRow {
   readonly control: string;
   readonly budget: string;
   /** `log` (one time per admission) or `buckets` (fixed counters), as sliding-window.ts chooses. */
@@ -28,10 +28,10 @@ const FILL_CAP = 64;
 const PARALLEL = 64;
 
 /** Fills KEYS_PER_CONTROL keys of every control at the default budgets and reads what Redis spent. */
-export async function measureCapacity(url: string): Promise<CapacityRow[]> {
+async function measureCapacity(url: string): Promise<CapacityRow[]> {
   const config = loadConfig({ NODE_ENV: 'test', REDIS_URL: url });
   const client = createRedisClient(config.redis);
-  const store = new RedisStore({ client, keyPrefix: 'bench-capacity:', timeoutMs: 5000 });
+  const store = new RedisStore({ client, keyPrefix: 'bench-capacity:' });
   const admin = new Redis(url);
   const rows: CapacityRow[] = [];
   try {

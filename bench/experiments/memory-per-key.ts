@@ -1,16 +1,16 @@
 // Memory per tracked key: one process per store, 1,000,000 distinct keys consumed once, heap delta per key.
-// Run: node --expose-gc bench/memory-per-key.ts [store]   (no store: all, one child each)
+// Run: node --expose-gc bench/experiments/memory-per-key.ts [store]   (no store: all, one child each)
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { MemoryStore as ExpressMemoryStore, type Options as ExpressOptions } from 'express-rate-limit';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
-import { systemClock } from '../src/clock.ts';
-import { MemoryStore } from '../src/rate-limit/stores/memory-store.ts';
+import { systemClock } from '../../src/clock.ts';
+import { MemoryStore } from '../../src/rate-limit/stores/memory-store.ts';
 
 type Consume = (key: string) => unknown;
 
-export interface MemoryResult {
+interface MemoryResult {
   readonly store: string;
   readonly budget: string;
   readonly keys: number;
@@ -89,7 +89,7 @@ async function measureStore(name: string, keys: number): Promise<MemoryResult> {
 }
 
 /** Measures every store, each in a fresh process so no store inherits another's heap. */
-export function measureAll(keys: number, core: number | null): MemoryResult[] {
+function measureAll(keys: number, core: number | null): MemoryResult[] {
   const file = fileURLToPath(import.meta.url);
   return Object.keys(STORES).map((name) => {
     const args = ['--expose-gc', '--max-old-space-size=4096', file, name];

@@ -93,7 +93,13 @@ export interface LoginLock {
 }
 
 /** The security-event types (a copy of the server's, checked by test/http/security-events.test.ts). */
-export const SECURITY_EVENT_TYPES = ['lock-started', 'admin-reset', 'known-device-refused'] as const;
+export const SECURITY_EVENT_TYPES = [
+  'lock-started',
+  'admin-reset',
+  'known-device-refused',
+  'login-pressure-started',
+  'login-pressure-ended',
+] as const;
 
 export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];
 

@@ -36,7 +36,7 @@ export const errorSchema = {
   properties: {
     code: { type: 'string' },
     message: { type: 'string' },
-    retryAfter: { type: 'integer', description: 'Seconds to wait (429 only)' },
+    retryAfter: { type: 'integer', description: 'Seconds to wait (429s and 503 LOGIN_BUSY)' },
   },
 } as const;
 

@@ -1,17 +1,21 @@
 // GET /metrics in Prometheus format: requests, 429s by code, limiter decision latency, the store's health.
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Registry } from 'prom-client';
+import type { HashGate } from '../../auth/hash-gate.ts';
 import { type ShadowRefusalEvent, shadowRefusalChannel } from '../../rate-limit/engine.ts';
 import type { StoreStack } from '../../rate-limit/stores/create-store.ts';
 import { observeStore } from '../../rate-limit/stores/store-events.ts';
 import type { RequestLogController } from '../request-log.ts';
 import { CountedHistogram } from './counted-histogram.ts';
+import { registerLoginGateMetrics } from './login-gate-metrics.ts';
 
 export interface MetricsPluginOptions {
   /** The app's store stack: its labels, and the store whose events (store-events.ts) are counted. */
   readonly stack: StoreStack;
   /** Where the app's answered requests are told of (the request log controller). */
   readonly completions: Pick<RequestLogController, 'onCompleted'>;
+  /** The login hashing gate, whose queues, waits, checks and sheds are series of their own. */
+  readonly loginGate: HashGate;
 }
 
 // From a memory decision (microseconds) to a Redis one that ran into the command timeout.
@@ -20,7 +24,7 @@ const DECISION_BUCKETS = [
 ];
 
 export const metricsPlugin = fp<MetricsPluginOptions>(
-  async (app, { stack, completions }) => {
+  async (app, { stack, completions, loginGate }) => {
     // One registry per app: tests build many apps in one process, and their series must not mix.
     // No default process metrics: prom-client's collectors install observers that are never removed.
     const registry = new Registry();
@@ -55,6 +59,8 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
     });
 
     const health = registerStoreHealth(registry, stack.backend);
+    const stopGateMetrics = registerLoginGateMetrics(registry, loginGate);
+    app.addHook('onClose', async () => stopGateMetrics());
 
     // Listening from start to close only: the store publishes nothing while nobody listens.
     let stopObserving: (() => void) | null = null;

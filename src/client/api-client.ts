@@ -6,6 +6,7 @@ import type {
   BulkReassignResult,
   ControlReport,
   LoginLock,
+  LoginPressure,
   SecurityEventPage,
   SecurityEventQuery,
   Task,
@@ -14,7 +15,7 @@ import type {
   User,
 } from './types.ts';
 
-/** Waiting out a 429 once, for idempotent (GET) calls only. */
+/** Waiting out a 429 (or a 503 with Retry-After) once, for idempotent (GET) calls only. */
 export interface RetryPolicy {
   /** Longer waits than this are not worth blocking on: the 429 is thrown at once. Default 60. */
   readonly maxWaitSeconds: number;
@@ -177,6 +178,12 @@ export class ApiClient {
     return (await this.send<{ locks: LoginLock[] }>({ method: 'GET', path, options })).data.locks;
   }
 
+  /** Admins: whether the answering server turns sign-in attempts away now, and its hashing gate's queues. */
+  async loginPressure(options?: CallOptions): Promise<LoginPressure> {
+    return (await this.send<LoginPressure>({ method: 'GET', path: '/api/admin/login-pressure', options }))
+      .data;
+  }
+
   /** Admins: clears an account's login-failure lock. */
   async resetLoginLock(email: string, options?: CallOptions): Promise<void> {
     await this.send<void>({ method: 'POST', path: '/api/admin/login-locks/reset', body: { email }, options });
@@ -211,9 +218,13 @@ export class ApiClient {
     }
   }
 
-  /** Seconds to wait before retrying `request` after `error`, or null to throw it. */
+  /**
+   * Seconds to wait before retrying `request` after `error`, or null to throw it. A 503 that says
+   * when to come back (Retry-After: LOGIN_BUSY, say) is waited out like a 429.
+   */
   private retryWait(request: Request, error: ApiError): number | null {
-    if (request.method !== 'GET' || error.status !== 429 || error.retryAfter === null) return null;
+    const waitable = error.status === 429 || error.status === 503;
+    if (request.method !== 'GET' || !waitable || error.retryAfter === null) return null;
     const setting = request.options?.retry ?? this.options.retry ?? false;
     if (setting === false) return null;
     const policy = setting === true ? DEFAULT_RETRY : setting;

@@ -191,7 +191,8 @@ export class HashGate {
       return await check();
     } finally {
       const duration = Math.max(0, this.clock.now() - started);
-      this.checkMs += SMOOTHING * (duration - this.checkMs);
+      // With nothing measured yet (no boot estimate), the first check is the estimate.
+      this.checkMs = this.checkMs === 0 ? duration : this.checkMs + SMOOTHING * (duration - this.checkMs);
       this.notify((o) => o.checked?.(lane, duration));
     }
   }

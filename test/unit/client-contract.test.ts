@@ -14,11 +14,16 @@ import {
   type ControlReport,
   type LoginPressure,
   type ServerErrorCode,
+  TASK_STATUSES,
 } from '../../src/client/index.ts';
-import type { Task, TaskStatus } from '../../src/db/repositories/tasks.ts';
+import {
+  TASK_STATUSES as SERVER_TASK_STATUSES,
+  type Task,
+  type TaskStatus,
+} from '../../src/db/repositories/tasks.ts';
 import type { Role, User } from '../../src/db/repositories/users.ts';
-import type { LoginPressureReport } from '../../src/http/routes/login-pressure.ts';
 import { ERRORS, type ErrorCode } from '../../src/errors.ts';
+import type { LoginPressureReport } from '../../src/http/routes/login-pressure.ts';
 import { BULK_MAX_TASKS as SERVER_BULK_MAX_TASKS } from '../../src/limits.ts';
 import type { RateLimitReport } from '../../src/rate-limit/engine.ts';
 import { CONTROLS, type ControlName } from '../../src/rate-limit/policy.ts';
@@ -65,6 +70,11 @@ describe('client contract', () => {
 
   it('reads GET /api/admin/login-pressure as the server writes it', () => {
     sameType<DeepMutable<LoginPressure>, LoginPressureReport>(true);
+  });
+
+  it('lists the task statuses of the server, in its order', () => {
+    sameType<typeof TASK_STATUSES, typeof SERVER_TASK_STATUSES>(true);
+    assert.deepEqual(TASK_STATUSES, SERVER_TASK_STATUSES);
   });
 
   it('shapes users and tasks as the server does', () => {

@@ -9,7 +9,7 @@ export function useEmployees(client: ApiClient, trouble: Pick<LoadTroubleHandle,
   const missing = employees.length === 0;
   const { report, resumed } = trouble;
 
-  // `resumed` is a dependency so that the end of a pause loads them again
+  // `resumed` is a dependency so that the end of a pause loads them again.
   useEffect(() => {
     if (!missing) return;
     client.employees().then(setEmployees, report);

@@ -15,22 +15,30 @@ export class HeldHasher implements PasswordHasher {
   /** Every check started so far, by password, in the order they started. */
   readonly started: string[] = [];
   private clock: ManualClock | null = null;
+  private holding = false;
   private readonly waiters: (() => void)[] = [];
 
-  /** The clock the app runs on: a released check advances it. */
-  useClock(clock: ManualClock): void {
+  /** Holds every check from now on; a released one advances `clock` (the app's) by its duration. */
+  holdChecks(clock: ManualClock | null = null): void {
     this.clock = clock;
+    this.holding = true;
+  }
+
+  /** Lets every held check answer and holds no more. */
+  letThrough(): void {
+    this.holding = false;
+    while (this.held.length > 0) this.releaseNext(0);
   }
 
   verify(password: string, stored: string): Promise<boolean> {
     const answer = argon2Hasher.verify(password, stored);
-    return this.hold(password, answer);
+    return this.holding ? this.hold(password, answer) : answer;
   }
 
-  /** The boot's dummy hash is made at once; a rehash at login is held like a check. */
+  /** Hashes (the boot's dummy one, a rehash at login) are held like checks. */
   hash(password: string, memoryKiB: number): Promise<string> {
     const answer = argon2Hasher.hash(password, memoryKiB);
-    return this.clock === null ? answer : this.hold(password, answer);
+    return this.holding ? this.hold(password, answer) : answer;
   }
 
   /** Releases the oldest held check. */

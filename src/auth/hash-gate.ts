@@ -68,7 +68,6 @@ class Waiter implements Ticket {
   state: WaiterState = 'queued';
   readonly turn: Promise<Turn>;
   resolve!: (turn: Turn) => void;
-  startedAt = 0;
 
   readonly gate: HashGate;
   readonly place: GatePlace;
@@ -222,7 +221,6 @@ export class HashGate {
       const next = this.nextKnown() ?? this.nextShared();
       if (!next) return;
       next.state = 'running';
-      next.startedAt = now;
       this.running++;
       if (next.place.lane === 'known') this.knownRunning.add(next.place.account);
       const waited = now - next.queuedAt;

@@ -3,6 +3,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type autocannon from 'autocannon';
 import { measureCapacity } from './capacity.ts';
+import { floodSettings, runFlood } from './flood.ts';
 import { measureFootprint } from './footprint.ts';
 import {
   type BenchTarget,
@@ -108,6 +109,13 @@ try {
     } finally {
       await schema?.drop();
     }
+  }
+  if (wants('flood')) {
+    const flood = floodSettings();
+    log(
+      `flood: ${flood.concurrency} login attempts in flight for ${flood.durationMs / 1000} s against npm start`,
+    );
+    results.flood = await runFlood(flood);
   }
 } finally {
   await redis?.stop();

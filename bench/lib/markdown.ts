@@ -1,6 +1,7 @@
 // Renders a run as Markdown and puts it into BENCHMARKS.md between its markers (the rest is kept).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { floodSummary } from '../flood.ts';
 import {
   bulkTable,
   capacityTable,
@@ -96,6 +97,10 @@ export function renderResults(results: Results): string {
       '',
       sizingAssumptions(results.capacity, oursRedis),
     );
+  }
+  if (results.flood) {
+    const lines = floodSummary(results.flood).split('\n');
+    parts.push('', '### The login path under a flood (`bench/flood.ts`)', '', ...lines.map((l) => `- ${l}`));
   }
   parts.push('', '### Issue targets', '', targetsTable(checkTargets(results)));
   if (results.notes.length > 0) parts.push('', ...results.notes.map((n) => `- ${n}`));

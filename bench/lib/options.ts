@@ -14,6 +14,7 @@ export const PHASES = [
   'memory',
   'footprint',
   'capacity',
+  'flood',
 ] as const;
 export type Phase = (typeof PHASES)[number];
 

@@ -1,5 +1,6 @@
 // The shape of a run's results (the JSON file) and the issue's targets checked against them.
 import type { CapacityRow } from '../capacity.ts';
+import type { FloodResults } from '../flood.ts';
 import type { FootprintRow } from '../footprint.ts';
 import type { MemoryResult } from '../memory-per-key.ts';
 import type { Machine } from './machine.ts';
@@ -24,6 +25,8 @@ export interface Results {
   footprint: FootprintRow[] | null;
   /** Redis CPU and memory per decision and key, for each control at its default budget. */
   capacity: CapacityRow[] | null;
+  /** The login path under a credential-stuffing flood (`bench/flood.ts`, contract §11). */
+  flood?: FloodResults | null;
   readonly notes: string[];
 }
 

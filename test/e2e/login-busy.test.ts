@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { ApiClient, MemoryCookieJar } from '../../src/client/index.ts';
+import { systemClock } from '../../src/clock.ts';
 import { ensurePortalBuilt } from '../../web/build.ts';
 import { DEMO_PASSWORD } from '../helpers/app.ts';
 import { CHROMIUM, openBrowser, skipWithoutChromium, startPortal, submitLogin } from '../helpers/browser.ts';
@@ -25,6 +26,7 @@ describe('the sign-in form on a busy server', { skip: skipWithoutChromium() }, (
     const base = await startPortal(
       t,
       { LOGIN_HASH_CONCURRENCY: '1', LOGIN_QUEUE_MAX_WAIT: '50ms' },
+      systemClock,
       { hasher },
     );
     const page = await openBrowser(t);

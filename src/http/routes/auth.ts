@@ -3,7 +3,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DEVICE_COOKIE, DEVICE_COOKIE_PATH, DeviceCookies } from '../../auth/devices.ts';
 import { SHARED } from '../../auth/hash-gate.ts';
 import { ApiError, errorBody } from '../../errors.ts';
-import type { LoginAttempt } from '../../rate-limit/login-flow.ts';
 import { cookieOptions } from '../plugins/csrf.ts';
 import { sendRefusal } from '../plugins/rate-limit.ts';
 import { SESSION_COOKIE } from '../plugins/session.ts';
@@ -67,10 +66,9 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
       const { ticket } = admission;
       try {
         credentials ??= await users.findCredentials(email);
-        const flow = request.routeOptions.config.loginFlow;
-        const attempt: LoginAttempt = flow
-          ? await flow.attempt(request.caller, email, known ? claim!.deviceId : null)
-          : { refused: null, settle: async () => {}, release: async () => {} }; // the bench's app without the policy
+        // The login plan's flow, which the rate-limit plugin gives this route when it is registered.
+        const flow = request.routeOptions.config.loginFlow!;
+        const attempt = await flow.attempt(request.caller, email, known ? claim!.deviceId : null);
         if (attempt.refused) return sendRefusal(reply, attempt.refused);
         const turn = await ticket.turn;
         if (turn.shed) {

@@ -21,6 +21,7 @@ import { UsersRepository } from './db/repositories/users.ts';
 import { seedDemo } from './db/seed.ts';
 import { authorizationPlugin } from './http/plugins/authorization.ts';
 import { csrfPlugin } from './http/plugins/csrf.ts';
+import { databaseOutagePlugin } from './http/plugins/database-outage.ts';
 import { registerDocs } from './http/plugins/docs.ts';
 import { clientErrorHandler, frameworkErrors, registerErrorHandlers } from './http/plugins/error-handler.ts';
 import { metricsPlugin } from './http/plugins/metrics.ts';
@@ -163,6 +164,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     if (!options.database) await db.close();
   });
 
+  // The database's outages as the error handler and the metrics see them (no hook of its own).
+  await app.register(databaseOutagePlugin, { availability: db.availability, clock });
   // Each plugin adds its own hooks; the order of registration is the order of the onRequest hooks
   // (docs/architecture.md, "A request's way through the hooks").
   await app.register(securityHeadersPlugin);

@@ -15,6 +15,10 @@ export interface Config {
   readonly logLevel: string;
   readonly dataDir: string;
   readonly databaseUrl: string | null;
+  /** How long one statement may run on PostgreSQL before it is cancelled and answered 503 (contract §13). */
+  readonly databaseStatementTimeoutMs: number;
+  /** How long a SIGTERM's drain may take before the process exits anyway (contract §13). */
+  readonly shutdownTimeoutMs: number;
   readonly seedDemo: boolean;
   readonly sessionSecret: string;
   /** True when SESSION_SECRET was not given and a random one was made for this process. */
@@ -27,6 +31,8 @@ export interface Config {
   /** argon2id's memory, in KiB, for new password hashes. */
   readonly passwordHashCost: number;
   readonly trustProxy: TrustProxy;
+  /** The listener that serves /metrics (contract §12); port 0 means none. */
+  readonly metrics: { readonly host: string; readonly port: number };
   /** Names this process in security events: INSTANCE_ID, else `<hostname>:<pid>`. */
   readonly instanceId: string;
   /** How long security events are kept before the purge deletes them. */
@@ -130,6 +136,18 @@ export function loadConfig(env: Env = process.env): Config {
       urlWith(['postgres:', 'postgresql:']),
       'postgres://user@host:port/database',
     ),
+    databaseStatementTimeoutMs: read(
+      'DATABASE_STATEMENT_TIMEOUT',
+      '5s',
+      durationIn(100, 600_000),
+      'a duration from 100ms to 10m, such as 5s',
+    ),
+    shutdownTimeoutMs: read(
+      'SHUTDOWN_TIMEOUT',
+      '10s',
+      durationIn(1000, 600_000),
+      'a duration from 1s to 10m, such as 10s',
+    ),
     seedDemo: read('SEED_DEMO', 'true', boolean, 'true or false'),
     sessionSecret: secret || randomBytes(32).toString('base64url'),
     sessionSecretGenerated: !secret,
@@ -150,6 +168,10 @@ export function loadConfig(env: Env = process.env): Config {
       integerIn(64, 4_194_304),
       'an integer from 64 to 4194304 (argon2id memory in KiB)',
     ),
+    metrics: {
+      host: read('METRICS_HOST', '127.0.0.1', nonEmpty, 'a host name or address'),
+      port: read('METRICS_PORT', '9464', integerIn(0, 65535), 'an integer from 0 to 65535 (0: no listener)'),
+    },
     trustProxy: read(
       'TRUST_PROXY',
       '',
@@ -214,6 +236,10 @@ export function loadConfig(env: Env = process.env): Config {
       ),
     },
   };
+  if (config.metrics.port !== 0 && config.metrics.port === config.port)
+    problems.push(
+      `METRICS_PORT=${config.port} is PORT too: expected another port, or 0 for no metrics listener`,
+    );
   if (config.redis.url && config.redis.clusterNodes)
     problems.push(
       'REDIS_URL and REDIS_CLUSTER_NODES are both set: expected one of them (a server or a cluster)',
@@ -255,6 +281,13 @@ function boolean(v: string): boolean | null {
   if (v === 'true' || v === '1') return true;
   if (v === 'false' || v === '0') return false;
   return null;
+}
+
+function durationIn(minMs: number, maxMs: number) {
+  return (v: string): number | null => {
+    const ms = parseDuration(v);
+    return ms !== null && ms >= minMs && ms <= maxMs ? ms : null;
+  };
 }
 
 function urlWith(protocols: readonly string[]) {

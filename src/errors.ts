@@ -39,6 +39,10 @@ export const ERRORS = {
     status: 503,
     message: 'The rate-limit store is unavailable. Try again shortly.',
   },
+  DATABASE_UNAVAILABLE: {
+    status: 503,
+    message: 'The database cannot be reached right now. Try again shortly.',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -15,7 +15,7 @@ import type {
   User,
 } from './types.ts';
 
-/** Waiting out a 429 (or a 503 with Retry-After) once, for idempotent (GET) calls only. */
+/** Waiting out a 429 or a 503 once, for idempotent (GET) calls only. */
 export interface RetryPolicy {
   /** Longer waits than this are not worth blocking on: the 429 is thrown at once. Default 60. */
   readonly maxWaitSeconds: number;
@@ -27,7 +27,10 @@ export interface ApiClientOptions {
   readonly fetch?: typeof fetch;
   /** Keeps the session and CSRF cookies where fetch does not (Node); leave unset in browsers. */
   readonly cookieJar?: CookieJar;
-  /** Default for GET calls: `true` or a policy to wait `Retry-After` and retry once; off by default. */
+  /**
+   * Default for GET calls: `true` or a policy to wait `Retry-After` and retry once. Off by default
+   * for a 429; on by default for a 503 with Retry-After (`false` turns both off).
+   */
   readonly retry?: boolean | RetryPolicy;
   /** Told every rate-limit state a response reports, successes and 429s alike. */
   readonly onRateLimit?: (state: RateLimitState) => void;
@@ -197,7 +200,7 @@ export class ApiClient {
       .data;
   }
 
-  /** One call, with at most one retry: after a 429 on a GET (when allowed), or after a stale CSRF token. */
+  /** One call, with at most one retry: after a 429 or 503 on a GET (when allowed), or after a stale CSRF token. */
   private async send<T>(request: Request): Promise<Answer<T>> {
     try {
       return await this.attempt<T>(request);
@@ -220,12 +223,13 @@ export class ApiClient {
 
   /**
    * Seconds to wait before retrying `request` after `error`, or null to throw it. A 503 that says
-   * when to come back (Retry-After: LOGIN_BUSY, say) is waited out like a 429.
+   * when to come back (the database away, contract §13) is retried by default, a 429 only when
+   * asked: the first is the service's passing trouble, the second the caller's own budget.
    */
   private retryWait(request: Request, error: ApiError): number | null {
-    const waitable = error.status === 429 || error.status === 503;
-    if (request.method !== 'GET' || !waitable || error.retryAfter === null) return null;
-    const setting = request.options?.retry ?? this.options.retry ?? false;
+    if (request.method !== 'GET' || error.retryAfter === null) return null;
+    if (error.status !== 429 && error.status !== 503) return null;
+    const setting = request.options?.retry ?? this.options.retry ?? error.status === 503;
     if (setting === false) return null;
     const policy = setting === true ? DEFAULT_RETRY : setting;
     return error.retryAfter <= policy.maxWaitSeconds ? error.retryAfter : null;

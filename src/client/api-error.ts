@@ -28,6 +28,7 @@ export const API_ERROR_CODES = [
   'REQUEST_TIMEOUT',
   'HEADERS_TOO_LARGE',
   'RANGE_NOT_SATISFIABLE',
+  'DATABASE_UNAVAILABLE',
 ] as const;
 
 /** A code the API itself answers with. */

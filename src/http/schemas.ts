@@ -37,7 +37,10 @@ export const errorSchema = {
   properties: {
     code: { type: 'string' },
     message: { type: 'string' },
-    retryAfter: { type: 'integer', description: 'Seconds to wait (429s and 503 LOGIN_BUSY)' },
+    retryAfter: {
+      type: 'integer',
+      description: 'Seconds to wait (429, and 503 LOGIN_BUSY or DATABASE_UNAVAILABLE)',
+    },
   },
 } as const;
 
@@ -48,7 +51,10 @@ export const ref = (id: 'User' | 'Task' | 'Error') => ({ $ref: `${id}#` }) as co
 /** Positive database ids (PostgreSQL `integer`). */
 export const idSchema = { type: 'integer', minimum: 1, maximum: 2_147_483_647 } as const;
 
-/** The error responses a route can give, by status, all shaped `{code, message, ...}`. */
+/**
+ * The error responses a route can give, by status, all shaped `{code, message, ...}`. Every route
+ * may answer 503: each resolves a session cookie in the database (DATABASE_UNAVAILABLE, §13).
+ */
 export function errorResponses(...statuses: number[]): Record<number, ReturnType<typeof ref>> {
-  return Object.fromEntries(statuses.map((status) => [status, ref('Error')]));
+  return Object.fromEntries([...new Set([...statuses, 503])].map((status) => [status, ref('Error')]));
 }

@@ -301,3 +301,50 @@ describe('loadConfig service URLs', () => {
     }
   });
 });
+
+describe('loadConfig faults (contract §13)', () => {
+  it('defaults DATABASE_STATEMENT_TIMEOUT to 5s and SHUTDOWN_TIMEOUT to 10s, and reads durations', () => {
+    const defaults = loadConfig({});
+    assert.equal(defaults.databaseStatementTimeoutMs, 5_000);
+    assert.equal(defaults.shutdownTimeoutMs, 10_000);
+    const set = loadConfig({ DATABASE_STATEMENT_TIMEOUT: '1500ms', SHUTDOWN_TIMEOUT: '30s' });
+    assert.equal(set.databaseStatementTimeoutMs, 1_500);
+    assert.equal(set.shutdownTimeoutMs, 30_000);
+  });
+
+  it('names both variables and their expected form when they are not durations in range', () => {
+    assert.deepEqual(problemsOf({ DATABASE_STATEMENT_TIMEOUT: '5', SHUTDOWN_TIMEOUT: '500ms' }), [
+      'DATABASE_STATEMENT_TIMEOUT="5" is invalid: expected a duration from 100ms to 10m, such as 5s',
+      'SHUTDOWN_TIMEOUT="500ms" is invalid: expected a duration from 1s to 10m, such as 10s',
+    ]);
+    assert.deepEqual(problemsOf({ DATABASE_STATEMENT_TIMEOUT: '11m' }), [
+      'DATABASE_STATEMENT_TIMEOUT="11m" is invalid: expected a duration from 100ms to 10m, such as 5s',
+    ]);
+  });
+});
+
+describe('loadConfig METRICS_PORT and METRICS_HOST', () => {
+  it('listens for /metrics on 127.0.0.1:9464 by default, elsewhere when told, and nowhere with 0', () => {
+    assert.deepEqual(loadConfig({}).metrics, { host: '127.0.0.1', port: 9464 });
+    assert.deepEqual(loadConfig({ METRICS_HOST: '0.0.0.0', METRICS_PORT: '9100' }).metrics, {
+      host: '0.0.0.0',
+      port: 9100,
+    });
+    assert.equal(loadConfig({ METRICS_PORT: '0' }).metrics.port, 0);
+    assert.ok(Object.isFrozen(loadConfig({}).metrics));
+  });
+
+  it('names METRICS_PORT and METRICS_HOST when they are invalid, and a METRICS_PORT that is PORT', () => {
+    for (const value of ['-1', '65536', '9464.5', 'metrics', ' 9464x']) {
+      const problems = problemsOf({ METRICS_PORT: value });
+      assert.equal(problems.length, 1, value);
+      assert.match(problems[0]!, /^METRICS_PORT=.* is invalid: expected an integer from 0 to 65535/);
+    }
+    assert.match(problemsOf({ METRICS_HOST: '  ' })[0]!, /^METRICS_HOST=/);
+    const clash = problemsOf({ PORT: '8080', METRICS_PORT: '8080' });
+    assert.equal(clash.length, 1);
+    assert.match(clash[0]!, /^METRICS_PORT=8080 is PORT too/);
+    // PORT=0 picks a free port, which can never be METRICS_PORT's; two zeros are no clash either.
+    assert.equal(loadConfig({ PORT: '0', METRICS_PORT: '0' }).metrics.port, 0);
+  });
+});

@@ -1,4 +1,5 @@
-// GET /metrics in Prometheus format: requests, 429s by code, limiter decision latency, the store's health.
+// The service's Prometheus metrics: requests, 429s by code, limiter decision latency, the store's health.
+// The app serves no route for them: `app.metrics` is scraped by the metrics listener (metrics-listener.ts).
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { HashGate } from '../../auth/hash-gate.ts';
@@ -6,7 +7,21 @@ import { type ShadowRefusalEvent, shadowRefusalChannel } from '../../rate-limit/
 import type { StoreStack } from '../../rate-limit/stores/create-store.ts';
 import { observeStore } from '../../rate-limit/stores/store-events.ts';
 import { CountedHistogram } from './counted-histogram.ts';
+import { registerDatabaseMetrics } from './database-outage.ts';
 import { registerLoginGateMetrics } from './login-gate-metrics.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** This app's metrics, for the listener that serves them apart from the public port. */
+    metrics: MetricsSource;
+  }
+}
+
+/** What a scrape needs: the registry's text and its content type (a prom-client Registry is one). */
+export interface MetricsSource {
+  readonly contentType: string;
+  metrics(): Promise<string>;
+}
 
 export interface MetricsPluginOptions {
   /** The app's store stack: its labels, and the store whose events (store-events.ts) are counted. */
@@ -58,6 +73,7 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
     const health = registerStoreHealth(registry, stack.backend);
     const stopGateMetrics = registerLoginGateMetrics(registry, loginGate);
     app.addHook('onClose', async () => stopGateMetrics());
+    registerDatabaseMetrics(registry, app.databaseOutage);
 
     // Listening from start to close only: the store publishes nothing while nobody listens.
     let stopObserving: (() => void) | null = null;
@@ -96,12 +112,9 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
       done();
     });
 
-    app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
-      reply.header('content-type', registry.contentType).header('cache-control', 'no-store');
-      return registry.metrics();
-    });
+    app.decorate('metrics', registry);
   },
-  { name: 'metrics', dependencies: ['rate-limit'] },
+  { name: 'metrics', dependencies: ['rate-limit', 'database-outage'] },
 );
 
 /** The store's fallback state (set by its events, read at scrape time) and the count of Redis failures. */

@@ -22,7 +22,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
     schema: {
       tags: ['auth'],
       summary: 'Get the CSRF token to send as x-csrf-token on unsafe requests (login included)',
-      response: { 200: csrfTokenResponse },
+      response: { 200: csrfTokenResponse, ...errorResponses() },
     },
     handler: async (request, reply) => ({ csrfToken: app.csrf.issue(request, reply) }),
   });

@@ -1,7 +1,9 @@
 // The caller's budgets, read without spending (contract §6 and §8's known device).
+
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DEVICE_COOKIE, DeviceCookies } from '../../auth/devices.ts';
 import { callerWith } from '../../rate-limit/policy.ts';
+import { errorResponses } from '../schemas.ts';
 import type { Services } from '../services.ts';
 
 const reportSchema = {
@@ -43,6 +45,7 @@ export async function rateLimitRoutes(
           required: ['controls'],
           properties: { controls: { type: 'array', items: reportSchema } },
         },
+        ...errorResponses(),
       },
     },
     handler: async (request) => {

@@ -365,13 +365,13 @@ describe('GET /api/admin/login-pressure and the pressure events', () => {
     await measureOneCheck(app);
     const answers = await fill(app, 2);
     assertError(await app.client().login(BOB, WRONG), 503, 'LOGIN_BUSY');
-    const during = (await app.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const during = await app.app.metrics.metrics();
     assert.match(during, /^login_gate_queue_depth\{lane="shared"\} 2$/m);
     assert.match(during, /^login_gate_queue_depth\{lane="known"\} 0$/m);
     assert.match(during, /^login_gate_checks_running 1$/m);
     assert.match(during, /^login_gate_shed_total\{reason="expected-wait"\} 1$/m);
     await drain(app, answers);
-    const later = (await app.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const later = await app.app.metrics.metrics();
     assert.match(later, /^login_gate_checks_total\{lane="shared"\} 4$/m);
     assert.match(later, /^login_gate_wait_seconds_count\{lane="shared"\} 4$/m);
     assert.match(later, /^login_gate_queue_depth\{lane="shared"\} 0$/m);

@@ -1,6 +1,6 @@
 // Reads the environment once, validates every variable, and returns one frozen Config.
 import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import { parseDuration } from './duration.ts';
 import { BUDGET_FORM, parseBudget } from './rate-limit/budget.ts';
 import { parseTrustProxy, type TrustProxy } from './rate-limit/client-ip.ts';
@@ -42,6 +42,18 @@ export interface Config {
     readonly ipv6Prefix: number;
     readonly storeFailure: StoreFailureMode;
   };
+  /** The gate in front of every password check at login (contract §11). */
+  readonly loginGate: {
+    /** Checks that may run at once (LOGIN_HASH_CONCURRENCY, default the CPUs this process may use). */
+    readonly concurrency: number;
+    /** The longest a shared-lane attempt may expect to wait, or wait, for its check (LOGIN_QUEUE_MAX_WAIT). */
+    readonly maxWaitMs: number;
+  };
+  /**
+   * libuv's thread pool size for this process: UV_THREADPOOL_SIZE, else the gate's concurrency
+   * plus libuv's own default of 4, so that files and DNS always have threads the checks cannot take.
+   */
+  readonly threadPoolSize: number;
   readonly redis: {
     readonly url: string | null;
     readonly clusterNodes: readonly { host: string; port: number }[] | null;
@@ -60,6 +72,9 @@ export class ConfigError extends Error {
   }
 }
 
+/** libuv's pool holds at most 1024 threads, and the checks leave some of them to files and DNS. */
+const POOL_THREADS_BESIDE_CHECKS = 4;
+const MAX_HASH_CONCURRENCY = 1024 - POOL_THREADS_BESIDE_CHECKS;
 const DURATION_FORM = 'a duration such as 2s, 30m, 12h or 90d (unit ms, s, m, h or d)';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -90,6 +105,20 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('SESSION_SECRET is too short: expected at least 32 characters');
   if (!secret && nodeEnv === 'production')
     problems.push('SESSION_SECRET is required when NODE_ENV=production (at least 32 characters)');
+
+  const hashConcurrency = read(
+    'LOGIN_HASH_CONCURRENCY',
+    String(Math.min(availableParallelism(), MAX_HASH_CONCURRENCY)),
+    integerIn(1, MAX_HASH_CONCURRENCY),
+    `an integer from 1 to ${MAX_HASH_CONCURRENCY}`,
+  );
+  const poolFloor = (hashConcurrency ?? 1) + POOL_THREADS_BESIDE_CHECKS;
+  const threadPoolSize = read(
+    'UV_THREADPOOL_SIZE',
+    String(poolFloor),
+    integerIn(poolFloor, 1024),
+    `an integer from ${poolFloor} (LOGIN_HASH_CONCURRENCY + ${POOL_THREADS_BESIDE_CHECKS}) to 1024`,
+  );
 
   const config: Config = {
     env: nodeEnv,
@@ -177,6 +206,19 @@ export function loadConfig(env: Env = process.env): Config {
         `a comma list of policy names (${CONTROL_NAMES.join(', ')}), or empty for none`,
       ),
     },
+    loginGate: {
+      concurrency: hashConcurrency,
+      maxWaitMs: read(
+        'LOGIN_QUEUE_MAX_WAIT',
+        '1s',
+        (v) => {
+          const ms = parseDuration(v);
+          return ms !== null && ms <= 60_000 ? ms : null;
+        },
+        'a duration from 1ms to 60s, such as 1s or 500ms',
+      ),
+    },
+    threadPoolSize,
     redis: {
       url: optional('REDIS_URL', urlWith(['redis:', 'rediss:']), 'redis://host:port or rediss://host:port'),
       clusterNodes: optional('REDIS_CLUSTER_NODES', hostPortList, 'a comma list of host:port'),

@@ -1,8 +1,7 @@
 // Starts the service: validated config, the app, listen, and a graceful stop on SIGTERM/SIGINT.
+// Only the config and the HTTP helpers are imported up front: libuv's pool is sized before anything can start it.
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from './app.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
-import { DEMO_ACCOUNTS, DEMO_PASSWORD } from './db/seed.ts';
 import { drain, trackConnections } from './http/drain.ts';
 import { listenForMetrics } from './http/metrics-listener.ts';
 
@@ -17,6 +16,13 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  // libuv reads UV_THREADPOOL_SIZE when its pool first starts, and nothing has used the pool yet
+  // (module loading does not): the login gate's checks then leave threads for files and DNS.
+  process.env.UV_THREADPOOL_SIZE = String(config.threadPoolSize);
+  const [{ buildApp }, { DEMO_ACCOUNTS, DEMO_PASSWORD }] = await Promise.all([
+    import('./app.ts'),
+    import('./db/seed.ts'),
+  ]);
   const app = await buildApp(config);
   if (config.sessionSecretGenerated) {
     app.log.warn('SESSION_SECRET is not set: using a random one, so sessions end when this process does');

@@ -6,6 +6,7 @@ import type {
   BulkReassignResult,
   ControlReport,
   LoginLock,
+  LoginPressure,
   SecurityEventPage,
   SecurityEventQuery,
   Task,
@@ -178,6 +179,12 @@ export class ApiClient {
   async loginLocks(options?: CallOptions): Promise<LoginLock[]> {
     const path = '/api/admin/login-locks';
     return (await this.send<{ locks: LoginLock[] }>({ method: 'GET', path, options })).data.locks;
+  }
+
+  /** Admins: whether the answering server turns sign-in attempts away now, and its hashing gate's queues. */
+  async loginPressure(options?: CallOptions): Promise<LoginPressure> {
+    return (await this.send<LoginPressure>({ method: 'GET', path: '/api/admin/login-pressure', options }))
+      .data;
   }
 
   /** Admins: clears an account's login-failure lock. */

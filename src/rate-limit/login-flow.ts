@@ -11,6 +11,8 @@ export type LoginAttempt =
       readonly refused: null;
       /** Reports the credential check's outcome: a failure keeps the reserved units, a success returns them. */
       settle(succeeded: boolean): Promise<void>;
+      /** The check never ran (the attempt was shed): gives every reserved unit back, counts nothing, locks nothing. */
+      release(): Promise<void>;
     };
 
 export interface LoginFlowOptions {
@@ -87,6 +89,9 @@ export class LoginFlow {
     }
     return {
       refused: null,
+      release: async () => {
+        await releaseAll();
+      },
       settle: async (succeeded) => {
         if (succeeded) {
           await Promise.all(

@@ -1,6 +1,7 @@
 // Builds the real app for a test (own clock, own store, shared test database) and talks to it over HTTP.
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.ts';
+import type { PasswordHasher } from '../../src/auth/passwords.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
 import { DEMO_PASSWORD } from '../../src/db/seed.ts';
@@ -21,6 +22,8 @@ export interface TestAppOptions {
   readonly store?: RateLimitStore;
   /** A whole store stack (createStore's, or a failover over a fake remote store); wins over `store`. */
   readonly stack?: StoreStack;
+  /** What computes password hashes (a HeldHasher to hold checks); argon2id by default. */
+  readonly hasher?: PasswordHasher;
 }
 
 export interface TestApp {
@@ -52,6 +55,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     clock,
     database: database.db,
     store: options.stack ?? (options.store && localStack(options.store)),
+    hasher: options.hasher,
   });
   await app.ready();
   let nextAddress = 1;

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { chromium, type Page } from 'playwright-core';
-import { buildApp } from '../../src/app.ts';
+import { type AppOptions, buildApp } from '../../src/app.ts';
 import { type Clock, systemClock } from '../../src/clock.ts';
 import { testConfig } from './app.ts';
 import { testDatabase } from './database.ts';
@@ -31,10 +31,11 @@ export async function startPortal(
   t: TestContext,
   env: Record<string, string> = {},
   clock: Clock = systemClock,
+  options: Pick<AppOptions, 'hasher'> = {},
 ): Promise<string> {
   const database = await testDatabase('embedded');
   await database.reset();
-  const app = await buildApp(testConfig(env), { clock, database: database.db });
+  const app = await buildApp(testConfig(env), { clock, database: database.db, ...options });
   t.after(() => app.close());
   await app.listen({ port: 0, host: '127.0.0.1' });
   return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;

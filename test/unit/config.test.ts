@@ -1,5 +1,6 @@
 // loadConfig: the contract's defaults, and one error naming every invalid variable and its expected form.
 import assert from 'node:assert/strict';
+import { availableParallelism } from 'node:os';
 import { after, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
@@ -157,6 +158,41 @@ describe('loadConfig rate-limit budgets', () => {
         `${name} is named`,
       );
     }
+  });
+});
+
+describe('loadConfig login gate (contract §11)', () => {
+  it('runs as many checks as the CPUs, waits at most 1 s, and leaves libuv 4 threads beside the checks', () => {
+    const { loginGate, threadPoolSize } = loadConfig({});
+    assert.equal(loginGate.concurrency, availableParallelism());
+    assert.equal(loginGate.maxWaitMs, 1000);
+    assert.equal(threadPoolSize, availableParallelism() + 4);
+  });
+
+  it('reads LOGIN_HASH_CONCURRENCY, LOGIN_QUEUE_MAX_WAIT as a duration, and a large enough UV_THREADPOOL_SIZE', () => {
+    const config = loadConfig({
+      LOGIN_HASH_CONCURRENCY: '3',
+      LOGIN_QUEUE_MAX_WAIT: '250ms',
+      UV_THREADPOOL_SIZE: '16',
+    });
+    assert.deepEqual(config.loginGate, { concurrency: 3, maxWaitMs: 250 });
+    assert.equal(config.threadPoolSize, 16);
+    assert.equal(loadConfig({ LOGIN_HASH_CONCURRENCY: '8' }).threadPoolSize, 12);
+  });
+
+  it('names each invalid variable, and a pool too small for the checks and the files', () => {
+    const problems = problemsOf({
+      LOGIN_HASH_CONCURRENCY: '0',
+      LOGIN_QUEUE_MAX_WAIT: '5',
+    });
+    assert.equal(problems.length, 2);
+    assert.match(problems[0]!, /^LOGIN_HASH_CONCURRENCY="0" is invalid: expected an integer from 1 to 1020$/);
+    assert.match(problems[1]!, /^LOGIN_QUEUE_MAX_WAIT="5" is invalid: expected a duration/);
+    assert.match(problemsOf({ LOGIN_QUEUE_MAX_WAIT: '2m' })[0]!, /^LOGIN_QUEUE_MAX_WAIT="2m"/);
+    assert.match(
+      problemsOf({ LOGIN_HASH_CONCURRENCY: '4', UV_THREADPOOL_SIZE: '4' })[0]!,
+      /^UV_THREADPOOL_SIZE="4" is invalid: expected an integer from 8 \(LOGIN_HASH_CONCURRENCY \+ 4\) to 1024$/,
+    );
   });
 });
 

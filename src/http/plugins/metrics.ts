@@ -2,10 +2,12 @@
 // The app serves no route for them: `app.metrics` is scraped by the metrics listener (metrics-listener.ts).
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { HashGate } from '../../auth/hash-gate.ts';
 import { type ShadowRefusalEvent, shadowRefusalChannel } from '../../rate-limit/engine.ts';
 import type { StoreStack } from '../../rate-limit/stores/create-store.ts';
 import { observeStore } from '../../rate-limit/stores/store-events.ts';
 import { registerDatabaseMetrics } from './database-outage.ts';
+import { registerLoginGateMetrics } from './login-gate-metrics.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -23,6 +25,8 @@ export interface MetricsSource {
 export interface MetricsPluginOptions {
   /** The app's store stack: its labels, and the store whose events (store-events.ts) are counted. */
   readonly stack: StoreStack;
+  /** The login hashing gate, whose queues, waits, checks and sheds are series of their own. */
+  readonly loginGate: HashGate;
 }
 
 // From a memory decision (microseconds) to a Redis one that ran into the command timeout.
@@ -31,7 +35,7 @@ const DECISION_BUCKETS = [
 ];
 
 export const metricsPlugin = fp<MetricsPluginOptions>(
-  async (app, { stack }) => {
+  async (app, { stack, loginGate }) => {
     // One registry per app: tests build many apps in one process, and their series must not mix.
     // No default process metrics: prom-client's collectors install observers that are never removed.
     const registry = new Registry();
@@ -74,6 +78,8 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
     });
     const storeLabels = { store: stack.backend.name, failure_mode: stack.backend.failureMode };
     degraded.set(storeLabels, 0);
+    const stopGateMetrics = registerLoginGateMetrics(registry, loginGate);
+    app.addHook('onClose', async () => stopGateMetrics());
     registerDatabaseMetrics(registry, app.databaseOutage);
 
     // Listening from start to close only: the store publishes nothing while nobody listens.

@@ -180,6 +180,22 @@ const tally = (counts: Record<string, number>, key: string) => {
   counts[key] = (counts[key] ?? 0) + 1;
 };
 
+/**
+ * An answer as it is counted: its status, its code when it is an error, and a shed attempt
+ * without the Retry-After the contract promises is counted apart (so the targets see it).
+ */
+function outcome(answer: Answer): string {
+  if (answer.status < 400) return String(answer.status);
+  let code: string | undefined;
+  try {
+    code = (JSON.parse(answer.body) as { code?: string }).code;
+  } catch {
+    // not a JSON error body: counted by its status alone
+  }
+  const label = code ? `${answer.status} ${code}` : String(answer.status);
+  return code === 'LOGIN_BUSY' && !answer.headers['retry-after'] ? `${label} without Retry-After` : label;
+}
+
 /** Password checks per second on this machine alone: `threads` argon2id checks in flight for `ms`. */
 export async function machineChecksPerSecond(threads: number, ms = 5000): Promise<number> {
   const salt = randomBytes(16);
@@ -305,8 +321,7 @@ export async function runFlood(settings: FloodSettings): Promise<FloodResults> {
           });
           if (performance.now() > end) break;
           attack.latencies.push(performance.now() - t0);
-          const code = answer.status >= 400 ? (JSON.parse(answer.body) as { code?: string }).code : '';
-          tally(attack.byStatus, code ? `${answer.status} ${code}` : String(answer.status));
+          tally(attack.byStatus, outcome(answer));
           if (answer.status === 401 || answer.status === 200) attack.checked++;
         } catch {
           transportErrors++;
@@ -331,8 +346,7 @@ export async function runFlood(settings: FloodSettings): Promise<FloodResults> {
         try {
           const answer = await once();
           figures.latencies.push(performance.now() - t0);
-          const code = answer.status >= 400 ? (JSON.parse(answer.body) as { code?: string }).code : '';
-          tally(figures.byStatus, code ? `${answer.status} ${code}` : String(answer.status));
+          tally(figures.byStatus, outcome(answer));
         } catch {
           transportErrors++;
         }
@@ -359,7 +373,7 @@ export async function runFlood(settings: FloodSettings): Promise<FloodResults> {
     const seconds = (Math.min(performance.now(), end) - started) / 1000;
     const attempts = attack.latencies.length;
     const shed = Object.entries(attack.byStatus)
-      .filter(([key]) => key.endsWith('LOGIN_BUSY'))
+      .filter(([key]) => key.startsWith('503 LOGIN_BUSY'))
       .reduce((sum, [, n]) => sum + n, 0);
     const checked =
       attack.checked +
@@ -401,32 +415,49 @@ export async function runFlood(settings: FloodSettings): Promise<FloodResults> {
 
 const round = (v: number, places = 1) => Math.round(v * 10 ** places) / 10 ** places;
 
-/** The targets of contract §11's bench, each with whether it held. */
-export function floodVerdicts(r: FloodResults): { target: string; held: boolean }[] {
+/** The targets of contract §11's bench, each with what was measured and whether it held. */
+export function floodVerdicts(r: FloodResults): { target: string; measured: string; held: boolean }[] {
   const statuses = (f: OwnerFigures) => Object.keys(f.byStatus);
+  const counts = (f: OwnerFigures) =>
+    Object.entries(f.byStatus)
+      .map(([key, n]) => `${key} × ${n}`)
+      .join(', ') || 'no answer';
   const fiveHundreds = [r.attack, r.owners.knownDevice, r.owners.unknownDevice, r.owners.signedIn].flatMap(
     (f) => Object.keys(f.byStatus).filter((key) => key.startsWith('5') && !key.endsWith('LOGIN_BUSY')),
   );
+  const { knownDevice, unknownDevice, signedIn } = r.owners;
   return [
     {
       target: 'known-device owner: every attempt 200, p95 ≤ 300 ms',
+      measured: `${counts(knownDevice)}; p95 ${knownDevice.latencyMs.p95} ms`,
       held:
-        statuses(r.owners.knownDevice).every((s) => s === '200') && r.owners.knownDevice.latencyMs.p95 <= 300,
+        knownDevice.requests > 0 &&
+        statuses(knownDevice).every((s) => s === '200') &&
+        knownDevice.latencyMs.p95 <= 300,
     },
     {
-      target: 'unknown-device owner: every answer within 2 s, 200 or 503 LOGIN_BUSY',
+      target: 'unknown-device owner: every answer within 2 s, 200 or 503 LOGIN_BUSY with Retry-After',
+      measured: `${counts(unknownDevice)}; max ${unknownDevice.latencyMs.max} ms`,
       held:
-        statuses(r.owners.unknownDevice).every((s) => s === '200' || s === '503 LOGIN_BUSY') &&
-        r.owners.unknownDevice.latencyMs.max <= 2000,
+        unknownDevice.requests > 0 &&
+        statuses(unknownDevice).every((s) => s === '200' || s === '503 LOGIN_BUSY') &&
+        unknownDevice.latencyMs.max <= 2000,
     },
     {
       target: 'signed-in traffic: p99 ≤ 50 ms, no errors',
-      held: statuses(r.owners.signedIn).every((s) => s === '200') && r.owners.signedIn.latencyMs.p99 <= 50,
+      measured: `${counts(signedIn)}; p99 ${signedIn.latencyMs.p99} ms`,
+      held:
+        signedIn.requests > 0 && statuses(signedIn).every((s) => s === '200') && signedIn.latencyMs.p99 <= 50,
     },
-    { target: 'checks/s under the flood ≥ 90 % of the machine alone', held: r.checksShareOfMachine >= 0.9 },
-    { target: 'peak RSS ≤ 350 MB', held: r.peakRssMb <= 350 },
+    {
+      target: 'checks/s under the flood within 10 % of the machine alone',
+      measured: `${r.checksPerSecond}/s vs ${r.machineChecksPerSecond}/s (${(r.checksShareOfMachine * 100).toFixed(0)} %)`,
+      held: r.checksShareOfMachine >= 0.9,
+    },
+    { target: 'peak RSS ≤ 350 MB', measured: `${r.peakRssMb} MB`, held: r.peakRssMb <= 350 },
     {
       target: 'no 5xx but 503 LOGIN_BUSY, no reset connection',
+      measured: `${fiveHundreds.length === 0 ? 'no other 5xx' : fiveHundreds.join(', ')}; ${r.transportErrors} transport errors`,
       held: fiveHundreds.length === 0 && r.transportErrors === 0,
     },
   ];

@@ -36,3 +36,25 @@ export function describeMachine(): Machine {
 export function pinProcess(pid: number, core: number): void {
   execFileSync('taskset', ['-a', '-cp', String(core), String(pid)], { stdio: 'ignore' });
 }
+
+/**
+ * Runs `work` with every thread of this process allowed on every core, then pins them back to the
+ * cores they had: a phase that measures the whole machine (its children inherit the wider set).
+ */
+export async function onAllCores<T>(work: () => Promise<T>): Promise<T> {
+  let before: string;
+  try {
+    before = /list:\s*(\S+)/.exec(
+      execFileSync('taskset', ['-cp', String(process.pid)], { encoding: 'utf8' }),
+    )![1]!;
+  } catch {
+    return work(); // no taskset: nothing was pinned
+  }
+  const all = `0-${cpus().length - 1}`;
+  execFileSync('taskset', ['-a', '-cp', all, String(process.pid)], { stdio: 'ignore' });
+  try {
+    return await work();
+  } finally {
+    execFileSync('taskset', ['-a', '-cp', before, String(process.pid)], { stdio: 'ignore' });
+  }
+}

@@ -83,9 +83,10 @@ export interface GuardCheck {
   readonly met: boolean | null;
 }
 
-export function guardTable(checks: readonly GuardCheck[]): string {
+/** Checks and whether each was met; `heading` names the first column (the guard's, a phase's targets). */
+export function guardTable(checks: readonly GuardCheck[], heading = 'Guard'): string {
   return table(
-    ['Guard', 'Measured', 'Met'],
+    [heading, 'Measured', 'Met'],
     checks.map((c) => [c.target, c.measured, c.met === null ? 'not measured' : c.met ? 'yes' : '**no**']),
   );
 }

@@ -1,0 +1,77 @@
+// The flood phase of npm run bench: bench/flood.ts's credential-stuffing flood, its figures and contract §11's targets as Markdown.
+import { type FloodResults, floodSettings, floodVerdicts, runFlood } from './flood.ts';
+import { onAllCores } from './lib/machine.ts';
+import type { Phase } from './lib/phase.ts';
+import { guardTable, table } from './lib/report.ts';
+
+/**
+ * Runs as `npm run bench:flood` does (FLOOD_* knobs), on every core: the server is `npm start` on
+ * the whole machine and the checks/s it is judged against are the whole machine's, so neither may
+ * inherit the driver's pinning to the load core.
+ */
+export const floodPhase: Phase = {
+  name: 'flood',
+  async run(context) {
+    const settings = floodSettings();
+    context.log(
+      `flood: ${settings.concurrency} login attempts in flight for ${settings.durationMs / 1000} s against npm start`,
+    );
+    const results = await onAllCores(() => runFlood(settings));
+    return { data: results, markdown: floodMarkdown(results) };
+  },
+};
+
+/** The flood's figures, then each target of contract §11 with what was measured and whether it held. */
+export function floodMarkdown(r: FloodResults): string {
+  const ms = (v: number) => `${v.toLocaleString('en-US', { maximumFractionDigits: 1 })}`;
+  const statuses = (counts: Record<string, number>) =>
+    Object.entries(counts)
+      .map(([key, n]) => `${key} × ${n}`)
+      .join(', ');
+  const { knownDevice, unknownDevice, signedIn } = r.owners;
+  const serverEnv = Object.entries(r.settings.serverEnv).map(([name, value]) => `${name}=${value}`);
+  return [
+    `### The login path under a credential-stuffing flood (${r.settings.concurrency} attempts in flight for ${r.settings.durationMs / 1000} s, each from a new address for a new account; \`npm start\` with TRUST_PROXY=127.0.0.1${serverEnv.length > 0 ? `, ${serverEnv.join(', ')}` : ''}, not pinned)`,
+    '',
+    table(
+      ['Who', 'Requests', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms', 'Answers'],
+      [
+        ['attacker', r.attack.attempts, r.attack.latencyMs, r.attack.byStatus] as const,
+        [
+          'owner, known device, signs in every 250 ms',
+          knownDevice.requests,
+          knownDevice.latencyMs,
+          knownDevice.byStatus,
+        ] as const,
+        [
+          'owner, unknown device, signs in every 250 ms',
+          unknownDevice.requests,
+          unknownDevice.latencyMs,
+          unknownDevice.byStatus,
+        ] as const,
+        [
+          'signed in, `GET /api/auth/me` every 200 ms',
+          signedIn.requests,
+          signedIn.latencyMs,
+          signedIn.byStatus,
+        ] as const,
+      ].map(([who, n, l, counts]) => [
+        who,
+        String(n),
+        ms(l.p50),
+        ms(l.p95),
+        ms(l.p99),
+        ms(l.max),
+        statuses(counts),
+      ]),
+    ),
+    '',
+    `Attempts ${r.attack.perSecond}/s, ${(r.attack.shedShare * 100).toFixed(1)} % shed; password checks ${r.checksPerSecond}/s under the flood against ${r.machineChecksPerSecond}/s on the machine alone; ` +
+      `server peak RSS ${r.peakRssMb} MB; load average (1 min) ${r.load.before.toFixed(2)} before, ${r.load.after.toFixed(2)} after.`,
+    '',
+    guardTable(
+      floodVerdicts(r).map((v) => ({ target: v.target, measured: v.measured, met: v.held })),
+      'Target',
+    ),
+  ].join('\n');
+}

@@ -6,7 +6,7 @@ import pino from 'pino';
 import { DEVICE_COOKIE, DeviceCookies } from './auth/devices.ts';
 import { HashGate } from './auth/hash-gate.ts';
 import { LoginPressure } from './auth/login-pressure.ts';
-import { PasswordChecker, type PasswordHasher } from './auth/passwords.ts';
+import { hashPassword, PasswordChecker, type PasswordHasher } from './auth/passwords.ts';
 import { schedulePurge } from './auth/purge-schedule.ts';
 import { SECURITY_EVENT_PURGE_INTERVAL_MS, SecurityEventLog } from './auth/security-event-log.ts';
 import { SESSION_PURGE_INTERVAL_MS, SessionService } from './auth/sessions.ts';
@@ -74,7 +74,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const db = options.database ?? (await openDatabase(config));
   let seeded = false;
   await migrate(db, async (connection) => {
-    if (config.seedDemo) seeded = await seedDemo(connection, config.passwordHashCost);
+    if (config.seedDemo)
+      seeded = await seedDemo(connection, (password) => hashPassword(password, config.passwordHashCost));
   });
   const sessionsRepository = new SessionsRepository(db);
   // One logger for the app and the store stack, which is built first (its readiness is a service).

@@ -5,8 +5,7 @@ import { parseDuration } from './duration.ts';
 import { BUDGET_FORM, parseBudget } from './rate-limit/budget.ts';
 import { parseTrustProxy, type TrustProxy } from './rate-limit/client-ip.ts';
 import { CONTROL_NAMES, type ControlName, type PolicyLimits } from './rate-limit/policy.ts';
-
-export type StoreFailureMode = 'local' | 'open' | 'closed';
+import type { RedisSettings, StoreFailureMode } from './rate-limit/stores/store.ts';
 
 export interface Config {
   readonly env: 'development' | 'production' | 'test';
@@ -54,12 +53,7 @@ export interface Config {
    * plus libuv's own default of 4, so that files and DNS always have threads the checks cannot take.
    */
   readonly threadPoolSize: number;
-  readonly redis: {
-    readonly url: string | null;
-    readonly clusterNodes: readonly { host: string; port: number }[] | null;
-    readonly keyPrefix: string;
-    readonly commandTimeoutMs: number;
-  };
+  readonly redis: RedisSettings;
 }
 
 export class ConfigError extends Error {

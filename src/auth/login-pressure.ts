@@ -1,6 +1,6 @@
 // Whether the login path is under pressure (contract §11): an episode starts at the first shed attempt and ends after a quiet minute.
 import type { Clock } from '../clock.ts';
-import type { SecurityEventSink } from './security-event.ts';
+import type { SecurityEventSink } from '../security-event.ts';
 
 /** Pressure ends once no attempt has been shed for this long. */
 export const PRESSURE_QUIET_MS = 60_000;

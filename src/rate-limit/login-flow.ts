@@ -1,6 +1,6 @@
 // The login-failure limiter, whole: the early looks, the reservation before the password check, the settlement after it.
-import { normaliseEmail } from '../auth/email.ts';
-import type { SecurityEvent, SecurityEventSink } from '../auth/security-event.ts';
+import { normaliseEmail } from '../email.ts';
+import type { SecurityEvent, SecurityEventSink } from '../security-event.ts';
 import { type RateLimitEngine, then, type Verdict } from './engine.ts';
 import { type Caller, type ControlName, callerWith, keyFor } from './policy.ts';
 import type { MaybePromise } from './stores/store.ts';

@@ -1,7 +1,6 @@
 // Rate-limit state in Redis or Redis Cluster, shared by every instance: one script run per decision.
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Clock } from '../../clock.ts';
-import type { Config } from '../../config.ts';
 import { shapeOf, type WindowShape } from '../sliding-window.ts';
 import {
   LAYOUT_VERSION,
@@ -17,6 +16,7 @@ import {
   type LockEntry,
   type RateDecision,
   type RateRule,
+  type RedisSettings,
   type RemoteHealth,
   type RemoteStore,
   StoreUnavailableError,
@@ -51,7 +51,7 @@ const reconnectDelay = (attempt: number): number =>
  * Every command it sends is bounded by ioredis' `commandTimeout` (REDIS_COMMAND_TIMEOUT_MS), and
  * the commands of one event-loop turn leave in one write (`enableAutoPipelining`).
  */
-export function createRedisClient(redis: Config['redis']): RedisClient {
+export function createRedisClient(redis: RedisSettings): RedisClient {
   // What the client sends on its own as it connects (CLIENT SETNAME, the INFO ready check) is
   // bounded by `socketTimeout`: a server that accepts the connection and then says nothing gets
   // its socket destroyed, and the client reconnects rather than waiting for ever.

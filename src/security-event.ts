@@ -19,7 +19,7 @@ export interface SecurityEvent {
    * `login-account`, the login path's pressure `login-gate`.
    */
   readonly control: string;
-  /** The account, in the normal form that keys its budget (src/auth/email.ts). */
+  /** The account, in the normal form that keys its budget (src/email.ts). */
   readonly email?: string | null;
   /** The client address key (an IPv6 address is its prefix), for controls keyed by address. */
   readonly address?: string | null;

@@ -61,6 +61,8 @@ describe('GET /docs/json', () => {
       'GET /api/rate-limits',
       'POST /api/admin/login-locks/reset',
       'GET /api/admin/login-locks',
+      // Beyond contract §2's table: the admin page's view of the login gate (contract §11, docs/operations.md).
+      'GET /api/admin/login-pressure',
       'GET /api/admin/security-events',
     ];
     for (const route of contract) assert.ok(routes.includes(route), `${route} is documented`);

@@ -28,6 +28,17 @@ export const taskSchema = {
   },
 } as const;
 
+export const clientSchema = {
+  $id: 'Client',
+  type: 'object',
+  required: ['id', 'name'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'integer' },
+    name: { type: 'string' },
+  },
+} as const;
+
 export const errorSchema = {
   $id: 'Error',
   type: 'object',
@@ -40,9 +51,9 @@ export const errorSchema = {
   },
 } as const;
 
-export const SHARED_SCHEMAS = [userSchema, taskSchema, errorSchema];
+export const SHARED_SCHEMAS = [userSchema, taskSchema, clientSchema, errorSchema];
 
-export const ref = (id: 'User' | 'Task' | 'Error') => ({ $ref: `${id}#` }) as const;
+export const ref = (id: 'User' | 'Task' | 'Client' | 'Error') => ({ $ref: `${id}#` }) as const;
 
 /** Positive database ids (PostgreSQL `integer`). */
 export const idSchema = { type: 'integer', minimum: 1, maximum: 2_147_483_647 } as const;

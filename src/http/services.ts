@@ -6,6 +6,7 @@ import type { SessionService } from '../auth/sessions.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
+import type { ClientsRepository } from '../db/repositories/clients.ts';
 import type { TasksRepository } from '../db/repositories/tasks.ts';
 import type { UsersRepository } from '../db/repositories/users.ts';
 import type { RateLimitEngine } from '../rate-limit/engine.ts';
@@ -17,6 +18,7 @@ export interface Services {
   readonly db: Database;
   readonly users: UsersRepository;
   readonly tasks: TasksRepository;
+  readonly clients: ClientsRepository;
   readonly sessions: SessionService;
   readonly passwords: PasswordChecker;
   /** Device cookies: issued at login, read to tell known-device attempts (contract §8). */

@@ -57,6 +57,7 @@ describe('GET /docs/json', () => {
       'GET /api/employee/tasks',
       'GET /api/employee/tasks/{id}',
       'GET /api/employee/employees',
+      'GET /api/employee/clients',
       'PATCH /api/employee/tasks/bulk',
       'GET /api/rate-limits',
       'POST /api/admin/login-locks/reset',

@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import {
   API_ERROR_CODES,
   BULK_MAX_TASKS,
+  type Client as ClientClient,
   type ControlName as ClientControlName,
   type ClientErrorCode,
   type Role as ClientRole,
@@ -14,6 +15,7 @@ import {
   type ControlReport,
   type ServerErrorCode,
 } from '../../src/client/index.ts';
+import type { Client } from '../../src/db/repositories/clients.ts';
 import type { Task, TaskStatus } from '../../src/db/repositories/tasks.ts';
 import type { Role, User } from '../../src/db/repositories/users.ts';
 import { ERRORS, type ErrorCode } from '../../src/errors.ts';
@@ -60,10 +62,11 @@ describe('client contract', () => {
     assert.equal(BULK_MAX_TASKS, SERVER_BULK_MAX_TASKS);
   });
 
-  it('shapes users and tasks as the server does', () => {
+  it('shapes users, tasks and clients as the server does', () => {
     sameType<ClientRole, Role>(true);
     sameType<ClientTaskStatus, TaskStatus>(true);
     sameType<Mutable<ClientUser>, User>(true);
     sameType<Mutable<ClientTask>, Task>(true);
+    sameType<Mutable<ClientClient>, Client>(true);
   });
 });

@@ -1,4 +1,4 @@
-// Tasks: list with filters and cursor paging, one task, employees, and bulk reassignment (contract §4).
+// Tasks: list with filters and cursor paging, one task, employees, clients, and bulk reassignment (contract §4).
 import type { FastifyInstance } from 'fastify';
 import type { TaskStatus } from '../../db/repositories/tasks.ts';
 import { ApiError } from '../../errors.ts';
@@ -19,7 +19,7 @@ interface ListQuery {
 const cursors = keysetCursor('after', [idSchema.maximum]);
 
 export async function taskRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
-  const { tasks, users } = services;
+  const { tasks, users, clients } = services;
 
   app.get<{ Querystring: ListQuery }>('/api/employee/tasks', {
     config: { access: 'user' },
@@ -94,6 +94,23 @@ export async function taskRoutes(app: FastifyInstance, { services }: { services:
       },
     },
     handler: async () => ({ employees: await users.listEmployees() }),
+  });
+
+  app.get('/api/employee/clients', {
+    config: { access: 'user' },
+    schema: {
+      tags: ['tasks'],
+      summary: 'Every client tasks belong to, sorted by name',
+      response: {
+        200: {
+          type: 'object',
+          required: ['clients'],
+          properties: { clients: { type: 'array', items: ref('Client') } },
+        },
+        ...errorResponses(401, 429),
+      },
+    },
+    handler: async () => ({ clients: await clients.listByName() }),
   });
 
   app.patch<{ Body: { taskIds: number[]; assigneeId: number } }>('/api/employee/tasks/bulk', {

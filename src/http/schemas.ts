@@ -1,4 +1,5 @@
 // JSON schemas shared by routes: they validate, serialise, and become the OpenAPI document.
+import { ERRORS, type ErrorCode } from '../errors.ts';
 
 export const userSchema = {
   $id: 'User',
@@ -47,7 +48,7 @@ export const errorSchema = {
   properties: {
     code: { type: 'string' },
     message: { type: 'string' },
-    retryAfter: { type: 'integer', description: 'Seconds to wait (429 only)' },
+    retryAfter: { type: 'integer', description: 'Seconds to wait (429 and 503)' },
   },
 } as const;
 
@@ -58,7 +59,32 @@ export const ref = (id: 'User' | 'Task' | 'Client' | 'Error') => ({ $ref: `${id}
 /** Positive database ids (PostgreSQL `integer`). */
 export const idSchema = { type: 'integer', minimum: 1, maximum: 2_147_483_647 } as const;
 
-/** The error responses a route can give, by status, all shaped `{code, message, ...}`. */
-export function errorResponses(...statuses: number[]): Record<number, ReturnType<typeof ref>> {
-  return Object.fromEntries(statuses.map((status) => [status, ref('Error')]));
+/**
+ * The error responses a route gives of its own (a missing task, a wrong password), by code; a
+ * bare status stands for every code of that status. The OpenAPI document adds what every route
+ * of its kind answers (its rate limit, CSRF, access and validation: route-answers.ts).
+ */
+export function errorResponses(...answers: (ErrorCode | number)[]): Record<number, object> {
+  const byStatus = new Map<number, ErrorCode[] | null>();
+  for (const answer of answers) {
+    if (typeof answer === 'number') byStatus.set(answer, null);
+    else {
+      const status = ERRORS[answer].status;
+      const codes = byStatus.get(status);
+      if (codes !== null) byStatus.set(status, [...(codes ?? []), answer]);
+    }
+  }
+  return Object.fromEntries(
+    [...byStatus].map(([status, codes]) => [
+      status,
+      codes === null
+        ? ref('Error')
+        : {
+            type: 'object',
+            required: ['code', 'message'],
+            additionalProperties: true,
+            properties: { ...errorSchema.properties, code: { type: 'string', enum: codes } },
+          },
+    ]),
+  );
 }

@@ -7,6 +7,7 @@ import { DEMO_PASSWORD } from '../../src/db/seed.ts';
 import { localStack, type StoreStack } from '../../src/rate-limit/stores/create-store.ts';
 import type { RateLimitStore } from '../../src/rate-limit/stores/store.ts';
 import { type DatabaseKind, TEST_PASSWORD_HASH_COST, type TestDatabase, testDatabase } from './database.ts';
+import { checkAnswersAgainstDocument } from './openapi-conformance.ts';
 
 /** The seed's password of every demo account, re-exported for the tests that sign in. */
 export { DEMO_PASSWORD };
@@ -54,6 +55,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     store: options.stack ?? (options.store && localStack(options.store)),
   });
   await app.ready();
+  // Every answer a test sees must match the OpenAPI document: status, body and headers.
+  checkAnswersAgainstDocument(app);
   let nextAddress = 1;
   return {
     app,

@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DEVICE_COOKIE, DeviceCookies } from '../../auth/devices.ts';
 import { callerWith } from '../../rate-limit/policy.ts';
+import { errorResponses } from '../schemas.ts';
 import type { Services } from '../services.ts';
 
 const reportSchema = {
@@ -43,6 +44,8 @@ export async function rateLimitRoutes(
           required: ['controls'],
           properties: { controls: { type: 'array', items: reportSchema } },
         },
+        // It reads the store: RATE_LIMIT_STORE_FAILURE=closed answers 503 while the store is away.
+        ...errorResponses('RATE_LIMIT_STORE_UNAVAILABLE'),
       },
     },
     handler: async (request) => {

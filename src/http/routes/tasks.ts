@@ -46,7 +46,6 @@ export async function taskRoutes(app: FastifyInstance, { services }: { services:
             nextCursor: { type: ['string', 'null'] },
           },
         },
-        ...errorResponses(400, 401, 429),
       },
     },
     handler: async (request) => {
@@ -69,7 +68,7 @@ export async function taskRoutes(app: FastifyInstance, { services }: { services:
       params: { type: 'object', required: ['id'], properties: { id: idSchema } },
       response: {
         200: { type: 'object', required: ['task'], properties: { task: ref('Task') } },
-        ...errorResponses(400, 401, 404, 429),
+        ...errorResponses('NOT_FOUND'),
       },
     },
     handler: async (request) => {
@@ -90,7 +89,6 @@ export async function taskRoutes(app: FastifyInstance, { services }: { services:
           required: ['employees'],
           properties: { employees: { type: 'array', items: ref('User') } },
         },
-        ...errorResponses(401, 429),
       },
     },
     handler: async () => ({ employees: await users.listEmployees() }),
@@ -107,7 +105,6 @@ export async function taskRoutes(app: FastifyInstance, { services }: { services:
           required: ['clients'],
           properties: { clients: { type: 'array', items: ref('Client') } },
         },
-        ...errorResponses(401, 429),
       },
     },
     handler: async () => ({ clients: await clients.listByName() }),
@@ -154,7 +151,7 @@ export async function taskRoutes(app: FastifyInstance, { services }: { services:
             },
           },
         },
-        ...errorResponses(400, 401, 403, 413, 422, 429),
+        ...errorResponses('TASK_BULK_TOO_LARGE', 'ASSIGNEE_NOT_FOUND'),
       },
     },
     handler: async (request) => {

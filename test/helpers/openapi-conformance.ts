@@ -11,6 +11,7 @@ interface HeaderObject {
 }
 
 interface ResponseObject {
+  readonly description?: string;
   readonly headers?: Record<string, HeaderObject>;
   readonly content?: Record<string, { schema?: Schema }>;
 }

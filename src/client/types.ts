@@ -2,7 +2,9 @@
 // (a lint rule enforces it; test/unit/client-contract.test.ts fails when these copies drift).
 
 export type Role = 'employee' | 'admin';
-export type TaskStatus = 'open' | 'in_progress' | 'done';
+/** Every task status, in the order people read them (the server's TASK_STATUSES). */
+export const TASK_STATUSES = ['open', 'in_progress', 'done'] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
 
 export interface User {
   readonly id: number;

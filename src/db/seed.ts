@@ -1,6 +1,7 @@
 // The demo data of the contract: 3 clients, 4 accounts, 200 tasks — only into an empty database.
 import { hashPassword } from '../auth/passwords.ts';
 import { inTransaction, type Queryable } from './database.ts';
+import { TASK_STATUSES } from './repositories/tasks.ts';
 
 export const DEMO_PASSWORD = 'demo-password';
 
@@ -19,7 +20,6 @@ const WORK = [
   'Update records for',
   'Audit expenses of',
 ];
-const STATUSES = ['open', 'in_progress', 'done'] as const;
 export const DEMO_TASK_COUNT = 200;
 
 /** Seeds when the database holds no user; returns whether it did. Run under the schema lock. */
@@ -65,7 +65,7 @@ export async function resetDemoTasks(db: Queryable): Promise<void> {
       ids,
       ids.map((id) => ((id - 1) % CLIENTS.length) + 1),
       ids.map((id) => `${WORK[id % WORK.length]} ${CLIENTS[(id - 1) % CLIENTS.length]} #${id}`),
-      ids.map((id) => STATUSES[id % STATUSES.length]),
+      ids.map((id) => TASK_STATUSES[id % TASK_STATUSES.length]),
       // Employees are users 1–3; every seventh task starts unassigned.
       ids.map((id) => (id % 7 === 0 ? null : (id % 3) + 1)),
     ],

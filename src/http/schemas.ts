@@ -1,4 +1,5 @@
 // JSON schemas shared by routes: they validate, serialise, and become the OpenAPI document.
+import { TASK_STATUSES } from '../db/repositories/tasks.ts';
 import { ERRORS, type ErrorCode } from '../errors.ts';
 
 export const userSchema = {
@@ -23,7 +24,7 @@ export const taskSchema = {
     id: { type: 'integer' },
     clientId: { type: 'integer' },
     title: { type: 'string' },
-    status: { type: 'string', enum: ['open', 'in_progress', 'done'] },
+    status: { type: 'string', enum: TASK_STATUSES },
     assigneeId: { type: ['integer', 'null'] },
     updatedAt: { type: 'string', format: 'date-time' },
   },

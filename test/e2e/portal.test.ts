@@ -63,7 +63,7 @@ describe('the portal', { skip: skipWithoutChromium() }, () => {
 
     await mkdir(join(REPO, 'test-results'), { recursive: true });
     await page.screenshot({ path: join(REPO, 'test-results', 'tasks-page.png'), fullPage: true });
-    // The README's picture, the top of the page: written when missing, or when UPDATE_SCREENSHOTS=1.
+    // The picture of docs/portal.md, the top of the page: written when missing, or when UPDATE_SCREENSHOTS=1.
     const docsShot = join(REPO, 'docs', 'tasks-page.png');
     if (!existsSync(docsShot) || process.env.UPDATE_SCREENSHOTS === '1') {
       await mkdir(join(REPO, 'docs'), { recursive: true });

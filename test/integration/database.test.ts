@@ -5,7 +5,7 @@ import { after, beforeEach, describe, it } from 'node:test';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { SessionsRepository } from '../../src/db/repositories/sessions.ts';
-import { TasksRepository } from '../../src/db/repositories/tasks.ts';
+import { TASK_STATUSES, TasksRepository } from '../../src/db/repositories/tasks.ts';
 import { UsersRepository } from '../../src/db/repositories/users.ts';
 import { seedDemo } from '../../src/db/seed.ts';
 import {
@@ -57,6 +57,19 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
       for (const task of filtered)
         assert.deepEqual([task.assigneeId, task.clientId, task.status], [2, 1, 'in_progress']);
       assert.deepEqual(await tasks.list({ limit: 10, afterId: 200 }), []);
+    });
+
+    it('allows in the table exactly the statuses of TASK_STATUSES, and the seed uses each', async () => {
+      // The schema's CHECK is the one copy of the list that SQL cannot import: this fails when they drift.
+      const [check] = await database.db.query<{ definition: string }>(
+        `SELECT pg_get_constraintdef(oid) AS definition FROM pg_constraint
+          WHERE conrelid = 'tasks'::regclass AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%status%'`,
+      );
+      assert.ok(check, 'tasks.status has a CHECK constraint');
+      const allowed = [...check.definition.matchAll(/'([^']*)'::text/g)].map((match) => match[1]);
+      assert.deepEqual(allowed.sort(), [...TASK_STATUSES].sort());
+      const seeded = await database.db.query<{ status: string }>('SELECT DISTINCT status FROM tasks');
+      assert.deepEqual(seeded.map((row) => row.status).sort(), [...TASK_STATUSES].sort());
     });
 
     it('finds one task with its fields, or null', async () => {

@@ -27,7 +27,7 @@ const MALLORY_ADDRESS = '127.0.0.4';
 const UNAUTHENTICATED_BUDGET = 5;
 
 /**
- * The README's snippet, in a test's own prefix: upstream keep-alive, HTTP/1.1 with the Connection
+ * The snippet of docs/operations.md, in a test's own prefix: upstream keep-alive, HTTP/1.1 with the Connection
  * header cleared, the client address appended to X-Forwarded-For. Header buffers above Node's
  * 16 KiB let oversized headers through to the instances, and `proxy_next_upstream off` makes a
  * connection an instance reset show up as a 502 instead of a silent retry.

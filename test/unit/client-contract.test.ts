@@ -14,9 +14,14 @@ import {
   CONTROL_NAMES,
   type ControlReport,
   type ServerErrorCode,
+  TASK_STATUSES,
 } from '../../src/client/index.ts';
 import type { Client } from '../../src/db/repositories/clients.ts';
-import type { Task, TaskStatus } from '../../src/db/repositories/tasks.ts';
+import {
+  TASK_STATUSES as SERVER_TASK_STATUSES,
+  type Task,
+  type TaskStatus,
+} from '../../src/db/repositories/tasks.ts';
 import type { Role, User } from '../../src/db/repositories/users.ts';
 import { ERRORS, type ErrorCode } from '../../src/errors.ts';
 import { BULK_MAX_TASKS as SERVER_BULK_MAX_TASKS } from '../../src/limits.ts';
@@ -60,6 +65,11 @@ describe('client contract', () => {
   it('allows as many tasks per bulk request as the server', () => {
     sameType<typeof BULK_MAX_TASKS, typeof SERVER_BULK_MAX_TASKS>(true);
     assert.equal(BULK_MAX_TASKS, SERVER_BULK_MAX_TASKS);
+  });
+
+  it('lists the task statuses of the server, in its order', () => {
+    sameType<typeof TASK_STATUSES, typeof SERVER_TASK_STATUSES>(true);
+    assert.deepEqual(TASK_STATUSES, SERVER_TASK_STATUSES);
   });
 
   it('shapes users, tasks and clients as the server does', () => {

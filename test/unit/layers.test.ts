@@ -1,4 +1,4 @@
-// The architecture's import rules (README, "Architecture"), checked on every source file.
+// The architecture's import rules (docs/architecture.md, "Layers"), checked on every source file.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';

@@ -18,7 +18,7 @@ export const controlLabel = (control: string): string => CONTROL_LABELS[control]
 
 /**
  * Who a lock or an event is about, and whether an admin can unlock it from the page: only account
- * locks can be reset; an address lock ends by itself when its window frees an attempt.
+ * locks can be reset; address and device locks end by themselves when their window frees an attempt.
  */
 export function subjectOf(
   entry: Pick<LoginLock, 'email' | 'address' | 'device'> | Pick<SecurityEvent, 'email' | 'address'>,

@@ -13,7 +13,7 @@ interface Refusal {
   readonly account: string | null;
 }
 
-/** The server keys account locks by the email trimmed and case-folded. */
+/** The server's normal form of an email (trimmed, NFKC, case-folded), which keys account locks. */
 const normalise = (email: string) => email.trim().normalize('NFKC').toLowerCase();
 
 interface Props {

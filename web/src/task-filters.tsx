@@ -1,6 +1,6 @@
 // The filter form above the table: client, assignee, status and page size, applied together.
 import { useState } from 'preact/hooks';
-import type { Client, TaskStatus, User } from '../../src/client/index.ts';
+import { type Client, TASK_STATUSES, type TaskStatus, type User } from '../../src/client/index.ts';
 import { NamedSelect } from './named-select.tsx';
 import { STATUS_LABELS } from './wording.ts';
 
@@ -62,9 +62,9 @@ export function TaskFilters({ employees, clients, applied, disabled, onApply }: 
         <label for="filter-status">Status</label>
         <select id="filter-status" value={status} onChange={(event) => setStatus(event.currentTarget.value)}>
           <option value="">Any</option>
-          {Object.entries(STATUS_LABELS).map(([value, label]) => (
+          {TASK_STATUSES.map((value) => (
             <option key={value} value={value}>
-              {label}
+              {STATUS_LABELS[value]}
             </option>
           ))}
         </select>

@@ -18,7 +18,7 @@ export function useNamedList<K extends NamedList>(
   const missing = items.length === 0;
   const { report, resumed } = trouble;
 
-  // `resumed` is a dependency so that the end of a pause loads them again
+  // `resumed` is a dependency so that the end of a pause loads them again.
   useEffect(() => {
     if (!missing) return;
     client[list]().then((loaded) => setItems(loaded as readonly Item[]), report);

@@ -23,7 +23,7 @@ export function useTaskPages<F extends PageFilters>(
   const [loading, setLoading] = useState(true);
   const { report, loaded, resumed } = trouble;
 
-  // `resumed` is a dependency so that the end of a pause loads the page again
+  // `resumed` is a dependency so that the end of a pause loads the page again.
   useEffect(() => {
     const controller = new AbortController();
     setLoading(true);

@@ -1,5 +1,5 @@
 // What the page says to people: durations, the bulk budget, and every error in plain words.
-import { ApiError, BULK_MAX_TASKS } from '../../src/client/index.ts';
+import { ApiError, BULK_MAX_TASKS, type TaskStatus } from '../../src/client/index.ts';
 
 const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
 
@@ -39,7 +39,12 @@ export function budgetSentence(budget: {
   return `${count} bulk ${noun} left${window}.`;
 }
 
-export const STATUS_LABELS = { open: 'Open', in_progress: 'In progress', done: 'Done' } as const;
+/** A label for every task status, and only for those: the type fails when the client's list changes. */
+export const STATUS_LABELS = {
+  open: 'Open',
+  in_progress: 'In progress',
+  done: 'Done',
+} as const satisfies Record<TaskStatus, string>;
 
 export const FAILURE_REASONS: Record<string, string> = {
   NOT_FOUND: 'no such task (it may have been deleted)',

@@ -1,6 +1,6 @@
 // Tasks: list with filters and cursor paging, one task, employees, clients, and bulk reassignment (contract §4).
 import type { FastifyInstance } from 'fastify';
-import type { TaskStatus } from '../../db/repositories/tasks.ts';
+import { TASK_STATUSES, type TaskStatus } from '../../db/repositories/tasks.ts';
 import { ApiError } from '../../errors.ts';
 import { BULK_MAX_TASKS } from '../../limits.ts';
 import { keysetCursor } from '../cursor.ts';
@@ -32,7 +32,7 @@ export async function taskRoutes(app: FastifyInstance, { services }: { services:
         properties: {
           assigneeId: idSchema,
           clientId: idSchema,
-          status: { type: 'string', enum: ['open', 'in_progress', 'done'] },
+          status: { type: 'string', enum: TASK_STATUSES },
           limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
           cursor: { type: 'string', maxLength: 64 },
         },

@@ -5,6 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { after, describe, it, type TestContext } from 'node:test';
 import fetchCookie from 'fetch-cookie';
 import createClient from 'openapi-fetch';
+import { ERRORS, type ErrorCode } from '../../src/errors.ts';
+import { planForRoute } from '../../src/rate-limit/policy.ts';
 import type { paths } from '../generated/openapi.d.ts';
 import { createTestApp, DEMO_PASSWORD } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
@@ -18,9 +20,25 @@ interface SecurityScheme {
   readonly name: string;
 }
 
+interface ServedResponse {
+  readonly headers?: Record<string, { required?: boolean }>;
+  readonly content?: { 'application/json'?: { schema: ErrorBody } };
+}
+
+/** An error response's schema: the shared Error, then one branch or a `oneOf` of them, each with its codes. */
+interface ErrorBody {
+  readonly allOf?: [{ $ref: string }, Branch & { oneOf?: Branch[] }];
+}
+interface Branch {
+  readonly properties?: { code?: { enum?: ErrorCode[] } };
+}
+
 interface ServedDocument {
   readonly components: { readonly securitySchemes: Record<string, SecurityScheme> };
-  readonly paths: Record<string, Record<string, { security?: Record<string, string[]>[] }>>;
+  readonly paths: Record<
+    string,
+    Record<string, { security?: Record<string, string[]>[]; responses: Record<string, ServedResponse> }>
+  >;
 }
 
 /** The service on a free port, its document as served, and a generated client with a cookie jar. */
@@ -84,6 +102,53 @@ describe('a client generated from the OpenAPI document', () => {
             operation.security?.every((requirement) => 'csrfToken' in requirement),
             `${method.toUpperCase()} ${path} requires the CSRF header`,
           );
+  });
+
+  it('gives every error the shared body with the codes of its status, and every limited answer its headers', async (t) => {
+    const { document } = await generatedClient(t);
+    const rateLimitHeaders = [
+      'RateLimit-Limit',
+      'RateLimit-Remaining',
+      'RateLimit-Reset',
+      'RateLimit-Policy',
+      'RateLimit',
+    ];
+    for (const [path, methods] of Object.entries(document.paths)) {
+      if (!path.startsWith('/api/')) continue;
+      for (const [method, operation] of Object.entries(methods)) {
+        const plan = planForRoute(method.toUpperCase(), path.replace(/\{(\w+)\}/g, ':$1'));
+        for (const [status, response] of Object.entries(operation.responses)) {
+          const where = `${method.toUpperCase()} ${path} ${status}`;
+          const headers = response.headers ?? {};
+          assert.equal(headers['Cache-Control']?.required, true, `${where}: Cache-Control`);
+          if (status === '429' || status === '503')
+            assert.equal(headers['Retry-After']?.required, true, `${where}: Retry-After`);
+          const limited =
+            plan.kind === 'generic' ||
+            plan.kind === 'controls' ||
+            (plan.kind === 'login' && status === '429');
+          for (const name of rateLimitHeaders) {
+            assert.equal(
+              name in headers,
+              limited,
+              `${where}: ${name} ${limited ? 'documented' : 'not sent'}`,
+            );
+            if (status === '429') assert.equal(headers[name]?.required, true, `${where}: ${name} required`);
+          }
+          if (Number(status) < 400) continue;
+          const schema = response.content?.['application/json']?.schema;
+          assert.equal(
+            schema?.allOf?.[0].$ref,
+            '#/components/schemas/Error',
+            `${where}: the shared error body`,
+          );
+          const second = schema!.allOf![1];
+          const codes = (second.oneOf ?? [second]).flatMap((branch) => branch.properties?.code?.enum ?? []);
+          assert.ok(codes.length > 0, `${where}: names its codes`);
+          for (const code of codes) assert.equal(ERRORS[code].status, Number(status), `${where}: ${code}`);
+        }
+      }
+    }
   });
 
   it('gets a CSRF token, signs in, lists, reassigns in bulk, and reads a 429 through the documented headers', async (t) => {

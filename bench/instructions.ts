@@ -48,7 +48,6 @@ const DEFAULT_TARGETS = [
   'fastify-rate-limit-memory',
   'ours-memory',
   'ours-memory-quiet',
-  'ours-memory-nopolicy',
   'fastify-rate-limit-redis',
   'ours-redis',
 ];
@@ -317,7 +316,6 @@ console.log(
 );
 const differences: [string, string, string][] = [
   ['the request line (ours · memory − ours at warn)', 'ours-memory', 'ours-memory-quiet'],
-  ['the policy (ours · memory − ours with it off)', 'ours-memory', 'ours-memory-nopolicy'],
   ['@fastify/rate-limit (over Fastify)', 'fastify-rate-limit-memory', 'fastify-bare'],
   ["the contract's nine headers on Fastify", 'fastify-contract', 'fastify-bare'],
   ['one request line on Fastify (ours’ writer)', 'fastify-contract-logs', 'fastify-contract'],

@@ -1,7 +1,7 @@
 // Builds the application: services, then plugins → routes → error and 404 handlers.
 import { randomBytes } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
-import fp from 'fastify-plugin';
+import fastifyCookie from '@fastify/cookie';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { DEVICE_COOKIE, DeviceCookies } from './auth/devices.ts';
 import { PasswordChecker } from './auth/passwords.ts';
@@ -19,7 +19,6 @@ import { TasksRepository } from './db/repositories/tasks.ts';
 import { UsersRepository } from './db/repositories/users.ts';
 import { seedDemo } from './db/seed.ts';
 import { authorizationPlugin } from './http/plugins/authorization.ts';
-import { cookiesPlugin } from './http/plugins/cookies.ts';
 import { csrfPlugin } from './http/plugins/csrf.ts';
 import { registerDocs } from './http/plugins/docs.ts';
 import { clientErrorHandler, frameworkErrors, registerErrorHandlers } from './http/plugins/error-handler.ts';
@@ -29,8 +28,6 @@ import { rateLimitPlugin } from './http/plugins/rate-limit.ts';
 import { securityHeadersPlugin } from './http/plugins/security-headers.ts';
 import { sessionPlugin } from './http/plugins/session.ts';
 import { RequestLogController } from './http/request-log.ts';
-import { deferChildLoggers } from './http/request-logger.ts';
-import { requestPipelinePlugin } from './http/request-pipeline.ts';
 import { adminRoutes } from './http/routes/admin.ts';
 import { authRoutes } from './http/routes/auth.ts';
 import { healthRoutes } from './http/routes/health.ts';
@@ -41,7 +38,6 @@ import { SHARED_SCHEMAS } from './http/schemas.ts';
 import type { Services } from './http/services.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { BODY_LIMIT_BYTES } from './limits.ts';
-import { flushLogs, stdoutLogDestination } from './log-destination.ts';
 import { loggerOptions } from './logger-options.ts';
 import { RateLimitEngine } from './rate-limit/engine.ts';
 import { createStore, type StoreStack } from './rate-limit/stores/create-store.ts';
@@ -53,11 +49,6 @@ export interface AppOptions {
   readonly database?: Database;
   /** A store stack to use (and close); by default createStore builds one from the config. */
   readonly store?: StoreStack;
-  /**
-   * Bench only (bench/targets/ours.ts): `off` leaves the rate-limit policy out (no decision, no
-   * headers) so that the bench can price the policy; never set by the service or its config.
-   */
-  readonly rateLimitPolicy?: 'on' | 'off';
 }
 
 declare module 'fastify' {
@@ -80,9 +71,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const sessionsRepository = new SessionsRepository(db);
   // One logger for the app and the store stack, which is built first (its readiness is a service).
   const logSettings = { level: config.logLevel, production: config.env === 'production' };
-  const logOptions = loggerOptions(logSettings);
-  // A pretty-printing transport writes on its own; JSON lines go to the process's batched stdout.
-  const logger = logOptions.transport ? pino(logOptions) : pino(logOptions, stdoutLogDestination());
+  // pino's default destination: stdout through sonic-boom, asynchronous, flushed at exit.
+  const logger = pino(loggerOptions(logSettings));
   const storeOptions = { redis: config.redis, failureMode: config.rateLimits.storeFailure };
   const stack = options.store ?? (await createStore(storeOptions, clock, logger));
   const services: Services = {
@@ -112,19 +102,23 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     readiness: stack.readiness,
   };
 
-  const requestLog = new RequestLogController(logger);
+  const trustProxy = config.trustProxy;
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
-    logController: requestLog,
+    logController: new RequestLogController(),
     bodyLimit: BODY_LIMIT_BYTES,
-    trustProxy: fastifyTrustProxy(config),
+    // request.ip (the rate limiter's client address, the log's) and request.protocol follow
+    // TRUST_PROXY. A hop count is a function: Fastify refuses to trust a bare number.
+    trustProxy:
+      typeof trustProxy === 'number'
+        ? (_address: string, hop: number) => hop < trustProxy
+        : trustProxy && [...trustProxy],
     requestIdHeader: 'x-request-id',
     genReqId: requestIds(),
     return503OnClosing: true,
     frameworkErrors,
     clientErrorHandler,
   });
-  deferChildLoggers(app);
   app.decorate('services', services);
   app.decorate('seededDemo', seeded);
   // JSON only: any other body type is a 415, not a string for the schema to puzzle over.
@@ -147,23 +141,20 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     await services.securityEvents.flush();
     await stack.close();
     if (!options.database) await db.close();
-    flushLogs();
   });
 
-  await app.register(requestPipelinePlugin);
-  await app.register(cookiesPlugin);
+  // Each plugin adds its own hooks; the order of registration is the order of the onRequest hooks
+  // (docs/architecture.md, "A request's way through the hooks").
   await app.register(securityHeadersPlugin);
+  await app.register(fastifyCookie);
   await app.register(sessionPlugin, { sessions: services.sessions });
-  if (options.rateLimitPolicy === 'off') await app.register(withoutRateLimitPolicy(services));
-  else
-    await app.register(rateLimitPlugin, {
-      engine: services.rateLimit,
-      trustProxy: config.trustProxy,
-      ipv6Prefix: config.rateLimits.ipv6Prefix,
-      events: services.securityEvents,
-      mayBeKnownDevice: (request) => services.devices.read(request.cookies[DEVICE_COOKIE]) !== null,
-    });
-  await app.register(metricsPlugin, { stack, completions: requestLog });
+  await app.register(rateLimitPlugin, {
+    engine: services.rateLimit,
+    ipv6Prefix: config.rateLimits.ipv6Prefix,
+    events: services.securityEvents,
+    mayBeKnownDevice: (request) => services.devices.read(request.cookies[DEVICE_COOKIE]) !== null,
+  });
+  await app.register(metricsPlugin, { stack });
   await app.register(csrfPlugin, { secret: config.sessionSecret });
   await app.register(authorizationPlugin);
   await registerDocs(app);
@@ -183,18 +174,6 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   return app;
 }
 
-/** Stands in for the rate-limit plugin when the bench prices the policy: its decorations, no hooks. */
-function withoutRateLimitPolicy(services: Services) {
-  return fp(
-    async (app) => {
-      app.decorate('rateLimit', services.rateLimit);
-      app.decorateRequest('caller', null as unknown as FastifyRequest['caller']);
-      app.decorateRequest('rateLimitRefusal', null);
-    },
-    { name: 'rate-limit', dependencies: ['session', 'request-pipeline'] },
-  );
-}
-
 /**
  * Request ids unique across instances and restarts without a random UUID per request: a random
  * 96-bit prefix per process, then a counter.
@@ -203,11 +182,4 @@ function requestIds(): () => string {
   const prefix = randomBytes(12).toString('base64url');
   let next = 0;
   return () => `${prefix}-${(next++).toString(36)}`;
-}
-
-/** Fastify's own view of proxies (request.protocol, request.ip in logs) follows TRUST_PROXY too. */
-function fastifyTrustProxy(config: Config): boolean | string[] | ((address: string, hop: number) => boolean) {
-  const trust = config.trustProxy;
-  if (trust.kind === 'hops') return (_address, hop) => hop < trust.hops;
-  return trust.kind === 'list' ? trust.text.split(',').map((part) => part.trim()) : false;
 }

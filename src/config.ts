@@ -1,9 +1,10 @@
 // Reads the environment once, validates every variable, and returns one frozen Config.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { BUDGET_FORM, type Budget, parseBudget } from './rate-limit/budget.ts';
+import { parseDuration } from './duration.ts';
+import { BUDGET_FORM, parseBudget } from './rate-limit/budget.ts';
 import { parseTrustProxy, type TrustProxy } from './rate-limit/client-ip.ts';
-import { CONTROL_NAMES, type ControlName } from './rate-limit/policy.ts';
+import { CONTROL_NAMES, type ControlName, type PolicyLimits } from './rate-limit/policy.ts';
 
 export type StoreFailureMode = 'local' | 'open' | 'closed';
 
@@ -23,24 +24,17 @@ export interface Config {
   readonly deviceCookieTtlMs: number;
   /** How long an instance may serve a session from its own cache before asking the database again. */
   readonly sessionCacheMs: number;
-  /** log2 of scrypt's cost parameter N for new password hashes. */
+  /** argon2id's memory, in KiB, for new password hashes. */
   readonly passwordHashCost: number;
   readonly trustProxy: TrustProxy;
   /** Names this process in security events: INSTANCE_ID, else `<hostname>:<pid>`. */
   readonly instanceId: string;
   /** How long security events are kept before the purge deletes them. */
   readonly securityEventRetentionMs: number;
-  readonly rateLimits: {
-    readonly bulk: Budget;
-    readonly authenticated: Budget;
-    readonly unauthenticated: Budget;
-    readonly loginAccount: Budget;
-    readonly loginIp: Budget;
-    readonly loginDevice: Budget;
+  /** The policy's budgets and shadow list, and how clients and a failing store are treated. */
+  readonly rateLimits: PolicyLimits & {
     readonly ipv6Prefix: number;
     readonly storeFailure: StoreFailureMode;
-    /** The controls in shadow mode (RATE_LIMIT_SHADOW): they decide and count, but never refuse. */
-    readonly shadow: readonly ControlName[];
   };
   readonly redis: {
     readonly url: string | null;
@@ -59,6 +53,8 @@ export class ConfigError extends Error {
     this.name = 'ConfigError';
   }
 }
+
+const DURATION_FORM = 'a duration such as 2s, 30m, 12h or 90d (unit ms, s, m, h or d)';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -108,21 +104,16 @@ export function loadConfig(env: Env = process.env): Config {
     seedDemo: read('SEED_DEMO', 'true', boolean, 'true or false'),
     sessionSecret: secret || randomBytes(32).toString('base64url'),
     sessionSecretGenerated: !secret,
-    sessionTtlMs: read('SESSION_TTL', '12h', duration, 'a duration such as 30m or 12h'),
-    deviceCookieTtlMs: read(
-      'DEVICE_COOKIE_TTL',
-      '180d',
-      longDuration,
-      'a duration such as 180d or 12h (unit s, m, h or d)',
-    ),
+    sessionTtlMs: read('SESSION_TTL', '12h', parseDuration, DURATION_FORM),
+    deviceCookieTtlMs: read('DEVICE_COOKIE_TTL', '180d', parseDuration, DURATION_FORM),
     // The embedded database belongs to one process, so every logout passes through this instance and
     // evicts its cache entry at once: the cache may then last as long as it likes. With a shared
     // PostgreSQL, a logout on another instance is only seen when the entry runs out.
     sessionCacheMs: read(
       'SESSION_CACHE_TTL',
       env.DATABASE_URL ? '2s' : '5m',
-      durationOrZero,
-      'a duration such as 2s, or 0 to disable',
+      (v) => (v === '0' ? 0 : parseDuration(v)),
+      `${DURATION_FORM}, or 0 to disable`,
     ),
     passwordHashCost: read(
       'PASSWORD_HASH_COST',
@@ -142,12 +133,7 @@ export function loadConfig(env: Env = process.env): Config {
       (v) => (/^[\w:.@/-]{1,128}$/.test(v) ? v : null),
       'up to 128 letters, digits, _ : . @ / -',
     ),
-    securityEventRetentionMs: read(
-      'SECURITY_EVENT_RETENTION',
-      '90d',
-      longDuration,
-      'a duration such as 90d or 12h (unit s, m, h or d)',
-    ),
+    securityEventRetentionMs: read('SECURITY_EVENT_RETENTION', '90d', parseDuration, DURATION_FORM),
     rateLimits: {
       bulk: read('RATE_LIMIT_BULK', '30/15m', parseBudget, BUDGET_FORM),
       authenticated: read('RATE_LIMIT_AUTHENTICATED', '1000/15m', parseBudget, BUDGET_FORM),
@@ -227,24 +213,6 @@ function boolean(v: string): boolean | null {
   if (v === 'true' || v === '1') return true;
   if (v === 'false' || v === '0') return false;
   return null;
-}
-
-function duration(v: string): number | null {
-  const budget = parseBudget(`1/${v}`);
-  return budget ? budget.windowMs : null;
-}
-
-/** Durations of storage lifetimes, in days too: `90d`, `12h`, up to about 27 years. */
-function longDuration(v: string): number | null {
-  const match = /^([1-9]\d{0,3})(s|m|h|d)$/.exec(v);
-  if (!match) return null;
-  return (
-    Number(match[1]) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 's' | 'm' | 'h' | 'd']
-  );
-}
-
-function durationOrZero(v: string): number | null {
-  return v === '0' ? 0 : duration(v);
 }
 
 function urlWith(protocols: readonly string[]) {

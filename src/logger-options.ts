@@ -18,8 +18,7 @@ export interface LogSettings {
 /**
  * Pretty lines only when a person reads them (stdout is a terminal), outside production, and when
  * pino-pretty is installed: it is a development dependency, absent from a pruned production image.
- * Everywhere else the lines stay JSON for the log collector, on the batched stdout of
- * log-destination.ts.
+ * Everywhere else the lines stay JSON for the log collector, on pino's default stdout.
  */
 export function loggerOptions(
   settings: LogSettings,

@@ -47,8 +47,6 @@ export interface OursOptions {
   readonly databaseUrl?: string | null;
   /** Environment on top (budgets). */
   readonly env?: Record<string, string>;
-  /** Bench only: the app without its rate-limit policy (no decision, no headers), to price the policy. */
-  readonly policyOff?: boolean;
 }
 
 /** Request logs at warn: none per request, like the peers (which log nothing). */
@@ -76,7 +74,6 @@ export function oursEnv(options: OursOptions): Record<string, string> {
     ...(SESSION_CACHE_TTL ? { SESSION_CACHE_TTL } : {}),
     BENCH_USERS: String(options.users),
     BENCH_EXPECT_STORE: options.redisUrl ? 'redis' : 'memory',
-    ...(options.policyOff ? { BENCH_POLICY_OFF: '1' } : {}),
     // A Redis failure must show as a 503, not as a quiet fallback to memory mid-measurement.
     RATE_LIMIT_STORE_FAILURE: 'closed',
     // The peers' clients have no command timeout; ours keeps one, long enough that a loaded
@@ -179,11 +176,6 @@ export function comparisonTargets(
   if (withUnlimited) {
     ours('ours-memory-quiet', 'ours · memory, LOG_LEVEL=warn', 'memory', {
       env: { ...authenticated, ...QUIET },
-    });
-    // The same stack without the rate-limit policy: what the policy itself costs (bench only).
-    ours('ours-memory-nopolicy', 'ours · memory, policy off', 'memory', {
-      env: authenticated,
-      policyOff: true,
     });
     // Diagnostic: the same stack with the 2 s session cache of a fleet sharing PostgreSQL, to show
     // what the session reloads (one database query per user every 2 s) cost.

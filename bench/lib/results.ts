@@ -41,10 +41,8 @@ export function checkTargets(results: Results): TargetCheck[] {
   const checks: TargetCheck[] = [];
   // Judged by CPU per request: on a loaded machine req/s follows the load generator (see the table).
   const bare = find('fastify-bare');
-  const frlMemory = find('fastify-rate-limit-memory');
   const frlRedis = find('fastify-rate-limit-redis');
   const oursQuiet = find('ours-memory-quiet');
-  const oursOff = find('ours-memory-nopolicy');
   const cpu = (r: Row) => `${r.cpuMicrosPerRequest.toFixed(1)} µs`;
   const rss = (r: Row) => `${(r.rss / 1024 / 1024).toFixed(0)} MB`;
   checks.push({
@@ -93,18 +91,6 @@ export function checkTargets(results: Results): TargetCheck[] {
             : '')
         : 'not run',
     met: floor && bare ? floor.cpuMicrosPerRequest <= 1.25 * bare.cpuMicrosPerRequest : null,
-  });
-  const policyCost =
-    oursMemory && oursOff ? oursMemory.cpuMicrosPerRequest - oursOff.cpuMicrosPerRequest : null;
-  const peerCost = frlMemory && bare ? frlMemory.cpuMicrosPerRequest - bare.cpuMicrosPerRequest : null;
-  checks.push({
-    target:
-      "our policy's cost (ours − ours with the policy off) ≤ 0.5× what @fastify/rate-limit adds to Fastify",
-    measured:
-      policyCost !== null && peerCost !== null
-        ? `${policyCost.toFixed(1)} µs vs ${peerCost.toFixed(1)} µs: ${(policyCost / peerCost).toFixed(2)}×`
-        : 'not run',
-    met: policyCost !== null && peerCost !== null ? policyCost <= 0.5 * peerCost : null,
   });
   const worst = Math.max(...oursMemoryPerKey.map((m) => m.bytesPerKey));
   checks.push({

@@ -2,7 +2,6 @@
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 import { RequestLogController } from '../../src/http/request-log.ts';
-import { stdoutLogDestination } from '../../src/log-destination.ts';
 import { budget, meResponseSchema, userFor } from '../lib/peer.ts';
 import { serveTarget } from '../lib/serve.ts';
 
@@ -10,17 +9,17 @@ import { serveTarget } from '../lib/serve.ts';
  * The nine headers ours sends on `GET /api/auth/me` (the API's security headers and the two
  * RateLimit forms, api-contract.md §5), set one call each from the handler, with the RateLimit
  * values formatted per request from one running count: no session, no limiter, no decision. With
- * BENCH_CONTRACT_LOGS=1 it also writes one request line per answer at info, with ours' own line
- * writer (src/http/request-log.ts, on the batched stdout): the cheapest request line we know.
+ * BENCH_CONTRACT_LOGS=1 it also writes one request line per answer at info, as ours does
+ * (src/http/request-log.ts, on pino's default stdout).
  *
  * What this prices: the part of ours' CPU per request that the contract and the issue's "request
  * logs at the default level" require of any implementation on Fastify, whatever its limiter.
  */
 const withLogs = process.env.BENCH_CONTRACT_LOGS === '1';
-const logger = withLogs ? pino({ level: 'info' }, stdoutLogDestination()) : null;
+const logger = withLogs ? pino({ level: 'info' }) : null;
 const app = Fastify(
   logger
-    ? { loggerInstance: logger as FastifyBaseLogger, logController: new RequestLogController(logger) }
+    ? { loggerInstance: logger as FastifyBaseLogger, logController: new RequestLogController() }
     : { logger: false },
 );
 

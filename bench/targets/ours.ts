@@ -15,8 +15,7 @@ const PASSWORD = 'bench-password';
 const LOGIN_CONCURRENCY = 8;
 
 const config = loadConfig();
-// BENCH_POLICY_OFF prices the policy: the same app without it (a bench-only option, not config).
-const app = await buildApp(config, { rateLimitPolicy: process.env.BENCH_POLICY_OFF === '1' ? 'off' : 'on' });
+const app = await buildApp(config);
 if ((process.env.BENCH_EXPECT_STORE === 'redis') !== (await usesRedis())) {
   console.error(`ours: expected the ${process.env.BENCH_EXPECT_STORE} store, createStore chose otherwise`);
   process.exit(2);

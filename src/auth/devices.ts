@@ -1,6 +1,7 @@
 // Device cookies (contract §8): a signed, versioned proof that this browser logged in to one account before.
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.ts';
+import { tokensEqual } from './tokens.ts';
 
 export const DEVICE_COOKIE = 'tp_device';
 /** Only the login and logout routes ever see the cookie. */
@@ -64,9 +65,7 @@ export class DeviceCookies {
     const match = VALUE_PATTERN.exec(value);
     if (!match) return null;
     const body = value.slice(0, value.lastIndexOf('.'));
-    const expected = Buffer.from(this.mac(body));
-    const given = Buffer.from(match[4]!);
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+    if (!tokensEqual(match[4]!, this.mac(body))) return null;
     const issuedAt = Number.parseInt(match[3]!, 36);
     const now = this.clock.now();
     if (!(issuedAt <= now && now < issuedAt + this.ttlMs)) return null;

@@ -23,6 +23,7 @@ export function csrfTokenFor(
   return createHmac('sha256', serverSecret).update(`${scope}\0${binding}`).digest('base64url');
 }
 
+/** Compares a MAC a client sent with the one we computed, in constant time (for equal lengths). */
 export function tokensEqual(a: string, b: string): boolean {
   const left = Buffer.from(a);
   const right = Buffer.from(b);

@@ -1,4 +1,5 @@
 // Parses and formats rate-limit budgets written as `<count>/<duration>` (e.g. `30/15m`).
+import { parseDuration } from '../duration.ts';
 
 /** A rate-limit budget: at most `limit` admissions in any interval of `windowMs` milliseconds. */
 export interface Budget {
@@ -6,8 +7,7 @@ export interface Budget {
   readonly windowMs: number;
 }
 
-const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
-const BUDGET_PATTERN = /^([1-9]\d{0,8})\/([1-9]\d{0,8})(ms|s|m|h)$/;
+const BUDGET_PATTERN = /^([1-9]\d{0,8})\/(.*)$/;
 
 export const BUDGET_FORM = '<count>/<duration>, e.g. 30/15m (count ≥ 1; duration unit ms, s, m or h)';
 
@@ -15,9 +15,10 @@ export const BUDGET_FORM = '<count>/<duration>, e.g. 30/15m (count ≥ 1; durati
 export function parseBudget(text: string): Budget | null {
   const match = BUDGET_PATTERN.exec(text.trim());
   if (!match) return null;
-  const windowMs = Number(match[2]) * UNIT_MS[match[3] as keyof typeof UNIT_MS];
+  // The contract's units for a budget stop at hours.
+  const windowMs = parseDuration(match[2]!, ['ms', 's', 'm', 'h']);
   // Windows beyond a year make no sense for a request budget and would overflow the stores' TTLs.
-  if (windowMs > 366 * 24 * 3_600_000) return null;
+  if (windowMs === null || windowMs > 366 * 24 * 3_600_000) return null;
   return Object.freeze({ limit: Number(match[1]), windowMs });
 }
 

@@ -1,58 +1,42 @@
-// Works out the client address a request is keyed by: socket peer, trusted proxies, IPv6 prefix.
-import { BlockList, isIP } from 'node:net';
+// The client address a request is keyed by: which proxies are trusted (TRUST_PROXY), and IPv6 by prefix.
+import { isIP } from 'node:net';
 
-/** Which peers may tell us the client address through X-Forwarded-For. */
-export type TrustProxy =
-  | { readonly kind: 'none' }
-  | { readonly kind: 'hops'; readonly hops: number }
-  | { readonly kind: 'list'; readonly list: BlockList; readonly text: string };
+/**
+ * Which peers may tell the client address through X-Forwarded-For: none, a hop count, or addresses
+ * and CIDRs. app.ts hands it to Fastify's `trustProxy`, whose `request.ip` walks the chain from the
+ * right (the only end a client cannot forge).
+ */
+export type TrustProxy = false | number | readonly string[];
 
 /** Parses TRUST_PROXY: empty → trust none; an integer → that many proxy hops; else addresses/CIDRs. */
 export function parseTrustProxy(text: string): TrustProxy | null {
   const value = text.trim();
-  if (value === '' || value === 'false' || value === '0') return { kind: 'none' };
-  if (/^\d+$/.test(value)) return Number(value) <= 32 ? { kind: 'hops', hops: Number(value) } : null;
-  const list = new BlockList();
-  for (const part of value.split(',')) {
-    const [address, bits, extra] = part.trim().split('/');
+  if (value === '' || value === 'false' || value === '0') return false;
+  if (/^\d+$/.test(value)) return Number(value) <= 32 ? Number(value) : null;
+  const parts = value.split(',').map((part) => part.trim());
+  // Checked here as Fastify's proxy-addr will read them, so that a bad entry stops the start.
+  for (const part of parts) {
+    const [address, bits, extra] = part.split('/');
     const family = isIP(address ?? '');
     if (!family || extra !== undefined) return null;
-    const type = family === 4 ? 'ipv4' : 'ipv6';
-    if (bits === undefined) {
-      list.addAddress(address!, type);
-      continue;
-    }
+    if (bits === undefined) continue;
     const prefix = /^\d{1,3}$/.test(bits) ? Number(bits) : Number.NaN;
     if (!(prefix >= 0 && prefix <= (family === 4 ? 32 : 128))) return null;
-    list.addSubnet(address!, prefix, type);
   }
-  return { kind: 'list', list, text: value };
+  return Object.freeze(parts);
 }
 
 /**
- * The address of the client: the socket peer, unless the peer is a trusted proxy, in which case
- * the forwarding chain is walked from the right (the only end a client cannot forge).
+ * The rate-limit key of a client address (Fastify's `request.ip`): IPv4 as is (an IPv4-mapped
+ * IPv6 address as its IPv4 address, so that IPv4 clients are not all one ::ffff:0:0/96 network),
+ * IPv6 masked to its `/prefix` network, and anything else (a proxy's `unknown`) as an opaque token.
  */
-export function clientAddress(
-  socketAddress: string | undefined,
-  headers: Readonly<Record<string, string | string[] | undefined>>,
-  trust: TrustProxy,
-): string {
-  const peer = unmapIPv4(socketAddress ?? '');
-  if (trust.kind === 'none') return peer;
-  const forwarded = forwardedChain(headers);
-  if (forwarded.length === 0) return peer;
-  // chain[0] is our peer, chain[1] the hop before it, and so on towards the client.
-  const chain = [peer, ...forwarded.reverse()];
-  if (trust.kind === 'hops') return chain[Math.min(trust.hops, chain.length - 1)]!;
-  let index = 0;
-  while (index < chain.length - 1 && isTrusted(chain[index]!, trust.list)) index++;
-  return chain[index]!;
-}
-
-/** The rate-limit key of an address: IPv4 as is, IPv6 masked to its `/prefix` network. */
 export function addressKey(address: string, ipv6Prefix: number): string {
-  if (isIP(address) !== 6) return address;
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
+  if (mapped) return mapped[1]!;
+  const family = isIP(address);
+  if (family === 4) return address;
+  if (family === 0) return `invalid:${address.slice(0, 64)}`;
   const groups = expandIPv6(address);
   if (!groups) return address;
   let remaining = ipv6Prefix;
@@ -62,42 +46,6 @@ export function addressKey(address: string, ipv6Prefix: number): string {
     return bits === 0 ? 0 : group & ((0xffff << (16 - bits)) & 0xffff);
   });
   return `${masked.map((g) => g.toString(16)).join(':')}/${ipv6Prefix}`;
-}
-
-function isTrusted(address: string, list: BlockList): boolean {
-  const family = isIP(address);
-  return family !== 0 && list.check(address, family === 4 ? 'ipv4' : 'ipv6');
-}
-
-/** `::ffff:192.0.2.1` → `192.0.2.1`, so an IPv4 client is keyed alone and not as part of ::ffff:0:0/96. */
-export function unmapIPv4(address: string): string {
-  const match = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
-  return match ? match[1]! : address;
-}
-
-/**
- * The addresses of X-Forwarded-For, left to right. Only this header is read: the proxies people
- * run (nginx `proxy_add_x_forwarded_for`, cloud load balancers) append to it, while they pass a
- * client's own `Forwarded` header through untouched, so reading `Forwarded` would let a client
- * behind a trusted proxy choose its address (and its rate-limit key).
- */
-function forwardedChain(headers: Readonly<Record<string, string | string[] | undefined>>): string[] {
-  const xff = joinHeader(headers['x-forwarded-for']);
-  return xff ? xff.split(',').map((part) => normalise(part)) : [];
-}
-
-function normalise(candidate: string): string {
-  const trimmed = candidate.trim();
-  // Strip a port from `a.b.c.d:port`; IPv6 carries no port in X-Forwarded-For.
-  const v4WithPort = /^(\d{1,3}(?:\.\d{1,3}){3}):\d+$/.exec(trimmed);
-  const address = unmapIPv4(v4WithPort ? v4WithPort[1]! : trimmed);
-  // Anything that is not an address (`unknown`, garbage) is kept as an opaque token that no
-  // trusted-proxy list matches, so the walk stops there.
-  return isIP(address) ? address.toLowerCase() : `invalid:${address.slice(0, 64)}`;
-}
-
-function joinHeader(value: string | string[] | undefined): string {
-  return Array.isArray(value) ? value.join(',') : (value ?? '');
 }
 
 function expandIPv6(address: string): number[] | null {

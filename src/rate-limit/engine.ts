@@ -2,7 +2,6 @@
 import diagnostics from 'node:diagnostics_channel';
 import { normaliseEmail } from '../auth/email.ts';
 import type { Clock } from '../clock.ts';
-import type { Config } from '../config.ts';
 import type { ErrorCode } from '../errors.ts';
 import {
   type BoundControl,
@@ -12,6 +11,7 @@ import {
   type ControlMode,
   type ControlName,
   controlsFor,
+  type PolicyLimits,
 } from './policy.ts';
 import type { MaybePromise, RateDecision, RateLimitStore } from './stores/store.ts';
 
@@ -43,7 +43,7 @@ export interface Lock {
 }
 
 /** The most locks listed per control: an attack over many accounts must not make the list unbounded. */
-export const LOCKS_LISTED_MAX = 500;
+const LOCKS_LISTED_MAX = 500;
 
 /** The part of a pino logger the engine writes with. */
 export interface EngineLogger {
@@ -75,7 +75,7 @@ export class RateLimitEngine {
   /** Per control in shadow mode: when its last line was logged, and the would-be refusals since. */
   private readonly shadowLog = new Map<ControlName, { loggedAt: number; unlogged: number }>();
 
-  constructor(limits: Config['rateLimits'], store: RateLimitStore, options: EngineOptions) {
+  constructor(limits: PolicyLimits, store: RateLimitStore, options: EngineOptions) {
     this.controls = bindPolicy(limits);
     this.store = store;
     this.clock = options.clock;

@@ -1,5 +1,4 @@
 // THE rate-limit policy: every control, who it applies to, its key, its budget, its mode and its 429 code.
-import type { Config } from '../config.ts';
 import type { ErrorCode } from '../errors.ts';
 import { type Budget, windowSeconds } from './budget.ts';
 import type { RateRule } from './stores/store.ts';
@@ -39,7 +38,19 @@ export interface Control {
   readonly counts: 'every-request' | 'failed-logins';
   /** Whose budgets GET /api/rate-limits reports it for. */
   readonly reportedFor: 'everyone' | 'signed-in' | 'signed-out' | 'known-device';
-  readonly budget: (limits: Config['rateLimits']) => Budget;
+  readonly budget: (limits: PolicyLimits) => Budget;
+}
+
+/** What the policy is bound with: a budget per control (from the RATE_LIMIT_* variables) and the shadow list. */
+export interface PolicyLimits {
+  readonly bulk: Budget;
+  readonly authenticated: Budget;
+  readonly unauthenticated: Budget;
+  readonly loginAccount: Budget;
+  readonly loginIp: Budget;
+  readonly loginDevice: Budget;
+  /** The controls in shadow mode (RATE_LIMIT_SHADOW): they decide and count, but never refuse. */
+  readonly shadow: readonly ControlName[];
 }
 
 export const CONTROLS: Readonly<Record<ControlName, Control>> = {
@@ -108,7 +119,7 @@ export interface BoundControl {
 export type BoundPolicy = Readonly<Record<ControlName, BoundControl>>;
 
 /** The policy table with the config's budgets and modes: made once per app. */
-export function bindPolicy(limits: Config['rateLimits']): BoundPolicy {
+export function bindPolicy(limits: PolicyLimits): BoundPolicy {
   const bound = {} as Record<ControlName, BoundControl>;
   for (const control of Object.values(CONTROLS)) {
     const budget = control.budget(limits);

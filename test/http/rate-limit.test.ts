@@ -278,6 +278,47 @@ describe('client addresses', () => {
     );
   });
 
+  it('takes the address one hop to the left per trusted hop (TRUST_PROXY=<hops>)', async (t) => {
+    const { client, close } = await createTestApp({
+      env: { RATE_LIMIT_UNAUTHENTICATED: '1/1m', TRUST_PROXY: '2' },
+    });
+    t.after(close);
+    const proxy = client({ remoteAddress: '10.0.0.1' });
+    // Two hops: 10.0.0.1 (the peer) and 10.0.0.2 are proxies, 198.51.100.7 is the client; what lies
+    // left of it is the client's own to write.
+    const via = (chain: string) => proxy.get('/api/auth/me', { 'x-forwarded-for': chain });
+    assert.equal((await via('1.1.1.1, 198.51.100.7, 10.0.0.2')).statusCode, 401);
+    assertRefused(
+      await via('2.2.2.2, 198.51.100.7, 10.0.0.2'),
+      'API_RATE_LIMIT_UNAUTHENTICATED',
+      'api-unauthenticated',
+    );
+    assert.equal((await via('1.1.1.1, 198.51.100.8, 10.0.0.2')).statusCode, 401, 'another client');
+  });
+
+  it('walks past trusted CIDRs from the right and stops at the first untrusted entry, garbage included', async (t) => {
+    const { client, close } = await createTestApp({
+      env: { RATE_LIMIT_UNAUTHENTICATED: '1/1m', TRUST_PROXY: '10.0.0.0/8' },
+    });
+    t.after(close);
+    const proxy = client({ remoteAddress: '10.0.0.1' });
+    const via = (chain: string) => proxy.get('/api/auth/me', { 'x-forwarded-for': chain });
+    assert.equal((await via('6.6.6.6, 198.51.100.7, 10.0.0.2')).statusCode, 401);
+    assertRefused(
+      await via('7.7.7.7, 198.51.100.7, 10.9.9.9'),
+      'API_RATE_LIMIT_UNAUTHENTICATED',
+      'api-unauthenticated',
+    );
+    // `unknown` is no address a proxy list can trust: the walk stops there, and what lies left of
+    // it (which the client chose) is never the key.
+    assert.equal((await via('198.51.100.20, unknown')).statusCode, 401);
+    assertRefused(
+      await via('198.51.100.21, unknown'),
+      'API_RATE_LIMIT_UNAUTHENTICATED',
+      'api-unauthenticated',
+    );
+  });
+
   it('groups IPv6 clients by /64 and keeps IPv4-mapped clients apart', async (t) => {
     const { client, close } = await createTestApp({ env: { RATE_LIMIT_UNAUTHENTICATED: '1/1m' } });
     t.after(close);

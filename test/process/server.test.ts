@@ -68,6 +68,74 @@ describe('src/server.ts', () => {
     assert.match(server.output(), /shutting down/);
   });
 
+  it('logs one line per answered request, with its fields and none of its secrets', async (t) => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'tp-server-'));
+    directories.push(dataDir);
+    const server = start({ DATA_DIR: dataDir });
+    t.after(() => server.child.kill('SIGKILL'));
+    const url = await listeningUrl(server.output, server.exited);
+    const bootstrap = await fetch(`${url}/api/csrf-token`);
+    const preSession = bootstrap.headers.getSetCookie()[0]!.split(';')[0]!;
+    const { csrfToken } = (await bootstrap.json()) as { csrfToken: string };
+    const login = await fetch(`${url}/api/auth/login`, {
+      method: 'POST',
+      headers: { cookie: preSession, 'x-csrf-token': csrfToken, 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'alice@example.com', password: 'demo-password' }),
+    });
+    assert.equal(login.status, 200);
+    const session = login.headers
+      .getSetCookie()
+      .find((line) => line.startsWith('tp_session='))!
+      .split(';')[0]!;
+    const { csrfToken: sessionToken } = (await login.json()) as { csrfToken: string };
+    assert.equal((await fetch(`${url}/api/auth/me`, { headers: { cookie: session } })).status, 200);
+    assert.equal((await fetch(`${url}/api/nowhere?x=1`)).status, 404);
+
+    const completed = () =>
+      server
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('"request completed"'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+    // Lines reach stdout asynchronously (pino's default destination).
+    const deadline = Date.now() + 10_000;
+    while (completed().length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const lines = completed();
+    assert.deepEqual(
+      lines.map((line) => [line.method, line.url, line.statusCode]),
+      [
+        ['GET', '/api/csrf-token', 200],
+        ['POST', '/api/auth/login', 200],
+        ['GET', '/api/auth/me', 200],
+        ['GET', '/api/nowhere?x=1', 404],
+      ],
+    );
+    for (const line of lines) {
+      assert.equal(line.level, 30);
+      assert.equal(typeof line.reqId, 'string');
+      assert.equal(line.remoteAddress, '127.0.0.1');
+      assert.equal(typeof line.responseTime, 'number');
+    }
+    assert.equal(new Set(lines.map((line) => line.reqId)).size, 4, 'each line its own request id');
+    // Every log line, not only the request lines (the start banner names the demo password).
+    const log = server
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .join('\n');
+    assert.doesNotMatch(log, /incoming request/, 'no second line per request at info');
+    for (const secret of [
+      'demo-password',
+      preSession.split('=')[1]!,
+      session.split('=')[1]!,
+      csrfToken,
+      sessionToken,
+    ])
+      assert.ok(!log.includes(secret), 'no cookie, CSRF token or password is logged');
+    server.child.kill('SIGTERM');
+    assert.equal(await server.exited, 0);
+  });
+
   it('stops at start with a message naming an invalid variable and its expected form', async () => {
     const server = start({
       RATE_LIMIT_BULK: '30 per 15 minutes',

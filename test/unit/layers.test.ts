@@ -20,7 +20,7 @@ const FORBIDDEN: Readonly<Record<string, readonly string[]>> = {
  * Shared facts at the top of src/ sit under every layer and import none. (config.ts is the other
  * kind of top-level file: it reads the environment with the parsers of the layers it configures.)
  */
-const TOP_LEVEL_MAY_IMPORT = ['src/errors.ts', 'src/clock.ts', 'src/limits.ts'];
+const TOP_LEVEL_MAY_IMPORT = ['src/errors.ts', 'src/clock.ts', 'src/limits.ts', 'src/duration.ts'];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {

@@ -3,9 +3,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { csrfTokenFor, newSecret, tokensEqual } from '../../auth/tokens.ts';
 import { ApiError } from '../../errors.ts';
-import { hookList } from '../hook-list.ts';
 
 export const CSRF_COOKIE = 'tp_csrf';
+// Exported for the OpenAPI document's security scheme.
 export const CSRF_HEADER = 'x-csrf-token';
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -60,12 +60,13 @@ export const csrfPlugin = fp<{ secret: string }>(
       return null;
     };
 
-    // Attached to each unsafe /api route as it is registered, so safe requests pay nothing for it.
-    // preValidation runs after the body is parsed (413/400 first) and before field validation.
+    // A preValidation hook of each unsafe /api route, attached as the route is registered (safe
+    // requests pay nothing for it): it runs once the body is parsed (413/400 first), after the
+    // login's account lock, before the access check and field validation.
     app.addHook('onRoute', (route) => {
       const methods = Array.isArray(route.method) ? route.method : [route.method];
       if (!route.url.startsWith('/api/') || !methods.some((method) => UNSAFE.has(method))) return;
-      route.preValidation = [...hookList(route.preValidation), checkCsrf];
+      route.preValidation = [...[route.preValidation ?? []].flat(), checkCsrf];
     });
   },
   { name: 'csrf', dependencies: ['session'] },

@@ -179,17 +179,13 @@ export function registerErrorHandlers(app: FastifyInstance): void {
     return reply.code(500).send(errorBody('INTERNAL_ERROR'));
   });
 
-  // The 404 handler in a context of its own, whose one onRequest hook is the pipeline of requests
-  // that match no route (security headers, session, an /api path's generic bucket): hooks added at
-  // the app's level would run for every routed request too, only to find it had a route.
-  app.register(async (unmatched) => {
-    unmatched.addHook('onRequest', app.requestPipeline.forUnmatched());
-    unmatched.setNotFoundHandler((request, reply) => {
-      reply
-        .code(404)
-        .send(
-          errorBody('NOT_FOUND', { message: `No route for ${request.method} ${request.url.split('?')[0]}.` }),
-        );
-    });
+  // Requests that match no route pass the app's onRequest hooks too (security headers, session,
+  // an /api path's generic bucket in the rate-limit plugin) before this handler.
+  app.setNotFoundHandler((request, reply) => {
+    reply
+      .code(404)
+      .send(
+        errorBody('NOT_FOUND', { message: `No route for ${request.method} ${request.url.split('?')[0]}.` }),
+      );
   });
 }

@@ -4,14 +4,11 @@ import { Counter, Gauge, Registry } from 'prom-client';
 import { type ShadowRefusalEvent, shadowRefusalChannel } from '../../rate-limit/engine.ts';
 import type { StoreStack } from '../../rate-limit/stores/create-store.ts';
 import { observeStore } from '../../rate-limit/stores/store-events.ts';
-import type { RequestLogController } from '../request-log.ts';
 import { CountedHistogram } from './counted-histogram.ts';
 
 export interface MetricsPluginOptions {
   /** The app's store stack: its labels, and the store whose events (store-events.ts) are counted. */
   readonly stack: StoreStack;
-  /** Where the app's answered requests are told of (the request log controller). */
-  readonly completions: Pick<RequestLogController, 'onCompleted'>;
 }
 
 // From a memory decision (microseconds) to a Redis one that ran into the command timeout.
@@ -20,7 +17,7 @@ const DECISION_BUCKETS = [
 ];
 
 export const metricsPlugin = fp<MetricsPluginOptions>(
-  async (app, { stack, completions }) => {
+  async (app, { stack }) => {
     // One registry per app: tests build many apps in one process, and their series must not mix.
     // No default process metrics: prom-client's collectors install observers that are never removed.
     const registry = new Registry();
@@ -83,22 +80,22 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
       stopObserving = null;
     });
 
-    // The route's pattern, never the URL (ids and junk paths would make unbounded series), as the
-    // request pipeline marked it; requests that matched no route count as `unmatched`.
+    // The route's pattern, never the URL (ids and junk paths would make unbounded series);
+    // requests that matched no route count as `unmatched`.
     const unmatched = answered.forRoute('unmatched');
-    const stopCounting = completions.onCompleted((request, reply) => {
-      const pattern = request.routePattern;
-      (pattern === null ? unmatched : answered.forRoute(pattern)).count(request.method, reply.statusCode);
+    app.addHook('onResponse', (request, reply, done) => {
+      const counts = request.is404 ? unmatched : answered.forRoute(request.routeOptions.url!);
+      counts.count(request.method, reply.statusCode);
       if (request.rateLimitRefusal !== null) refusals.labels(request.rateLimitRefusal).inc();
+      done();
     });
-    app.addHook('onClose', async () => stopCounting());
 
     app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
       reply.header('content-type', registry.contentType).header('cache-control', 'no-store');
       return registry.metrics();
     });
   },
-  { name: 'metrics', dependencies: ['rate-limit', 'request-pipeline'] },
+  { name: 'metrics', dependencies: ['rate-limit'] },
 );
 
 /** The store's fallback state (set by its events, read at scrape time) and the count of Redis failures. */

@@ -1,10 +1,10 @@
-// Applies the policy to every request first thing: the route's plan, the caller's key, headers, 429s.
-import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+// Applies the policy to every /api request first thing: the route's plan, the caller's key, headers, 429s.
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { normaliseEmail } from '../../auth/email.ts';
 import type { SecurityEventSink } from '../../auth/security-event.ts';
 import { type ErrorCode, errorBody } from '../../errors.ts';
-import { addressKey, clientAddress, type TrustProxy } from '../../rate-limit/client-ip.ts';
+import { addressKey } from '../../rate-limit/client-ip.ts';
 import { type RateLimitEngine, resetSeconds, type Verdict } from '../../rate-limit/engine.ts';
 import { LoginFlow } from '../../rate-limit/login-flow.ts';
 import {
@@ -14,8 +14,7 @@ import {
   planForUnmatched,
   type RoutePlan,
 } from '../../rate-limit/policy.ts';
-import { hookList } from '../hook-list.ts';
-import { ANSWERED, asHook, type RequestStep, type StepResult } from '../request-pipeline.ts';
+import type { MaybePromise } from '../../rate-limit/stores/store.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -35,7 +34,6 @@ declare module 'fastify' {
 
 export interface RateLimitPluginOptions {
   readonly engine: RateLimitEngine;
-  readonly trustProxy: TrustProxy;
   readonly ipv6Prefix: number;
   /** Where the login flow reports locks that start and refused known devices. */
   readonly events: SecurityEventSink;
@@ -47,35 +45,62 @@ export interface RateLimitPluginOptions {
   readonly mayBeKnownDevice: (request: FastifyRequest) => boolean;
 }
 
-/** The caller of one request; the client address is worked out only if a control needs it. */
+/** The caller of one request; the client address (Fastify's `request.ip`) is keyed only if a control needs it. */
 class RequestCaller implements Caller {
   private key: string | null = null;
   private readonly request: FastifyRequest;
-  private readonly options: RateLimitPluginOptions;
+  private readonly ipv6Prefix: number;
 
-  constructor(request: FastifyRequest, options: RateLimitPluginOptions) {
+  constructor(request: FastifyRequest, ipv6Prefix: number) {
     this.request = request;
-    this.options = options;
+    this.ipv6Prefix = ipv6Prefix;
   }
+
   get userId(): number | null {
     return this.request.user?.id ?? null;
   }
+
   get account(): string | null {
     const user = this.request.user;
     return user ? normaliseEmail(user.email) : null;
   }
+
   /** The rate limiter does not read device cookies; the routes that need the device set it (callerWith). */
   get deviceId(): string | null {
     return null;
   }
+
   ipKey(): string {
-    if (this.key === null) {
-      const { request, options } = this;
-      const address = clientAddress(request.raw.socket.remoteAddress, request.headers, options.trustProxy);
-      this.key = addressKey(address, options.ipv6Prefix);
-    }
+    this.key ??= addressKey(this.request.ip ?? '', this.ipv6Prefix);
     return this.key;
   }
+}
+
+/** What a hook of this plugin asks: the verdict to apply, or null when no control applies. */
+type Decide = (request: FastifyRequest) => MaybePromise<Verdict | null> | null;
+
+/**
+ * A hook (onRequest or preValidation) that applies `decide`'s verdict: an admitted one writes its
+ * headers and lets the request go on, a refused one answers 429 and ends the request there. A
+ * store failure (closed mode) rejects, and Fastify hands it to the error handler: a 503.
+ */
+function verdictHook(decide: Decide) {
+  return (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
+    const outcome = decide(request);
+    if (outcome instanceof Promise) outcome.then((verdict) => apply(verdict, reply, done), done);
+    else apply(outcome, reply, done);
+  };
+}
+
+function apply(verdict: Verdict | null, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  // Refused: answered here, and the hooks after this one (body, CSRF, access, validation) never run.
+  if (verdict?.refused) {
+    sendRefusal(reply, verdict);
+    return;
+  }
+  // Admitted, or refused by a control in shadow mode: either way the headers tell the real state.
+  if (verdict) writeRateLimitHeaders(reply, verdict);
+  done();
 }
 
 export const rateLimitPlugin = fp<RateLimitPluginOptions>(
@@ -87,80 +112,79 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
     app.decorateRequest('caller', {
       getter() {
         const request = this as FastifyRequest & { [kCaller]: Caller | null };
-        request[kCaller] ??= new RequestCaller(request, options);
+        request[kCaller] ??= new RequestCaller(request, options.ipv6Prefix);
         return request[kCaller];
       },
     });
     app.decorateRequest('rateLimitRefusal', null);
 
-    /** The step a plan adds to a route's pipeline: it spends or looks at the caller's budget; null when exempt. */
-    const stepFor = (plan: RoutePlan, flow: LoginFlow | null): RequestStep | null => {
+    /** What a plan decides for a request before its body is read; null for an exempt plan. */
+    const decideFor = (plan: RoutePlan, flow: LoginFlow | null): Decide | null => {
       switch (plan.kind) {
         case 'exempt':
           return null;
         case 'login':
-          return (request, reply) => {
-            if (options.mayBeKnownDevice(request)) return undefined;
-            return applyVerdict(flow!.lockedBefore(request.caller, 'ip'), reply);
-          };
+          // The address's lock; the account's needs the body (below).
+          return (request) =>
+            options.mayBeKnownDevice(request) ? null : flow!.lockedBefore(request.caller, 'ip');
         case 'controls': {
           // Policy routes list one control each; a route with several would consume them in order.
           const { control } = engine.controls[plan.controls[0]!];
-          return (request, reply) =>
-            applyVerdict(engine.consume(control.name, keyFor(control, request.caller)!), reply);
+          return (request) => engine.consume(control.name, keyFor(control, request.caller)!);
         }
         case 'generic': {
           const authenticated = engine.controls[plan.authenticated].control;
           const unauthenticated = engine.controls[plan.unauthenticated].control;
-          return (request, reply) => {
+          return (request) => {
             const caller = request.caller;
             const control = caller.userId !== null ? authenticated : unauthenticated;
-            return applyVerdict(engine.consume(control.name, keyFor(control, caller)!), reply);
+            return engine.consume(control.name, keyFor(control, caller)!);
           };
         }
       }
     };
 
-    /** The account's lock, looked at once the body names it (a known device is left to the handler). */
-    const accountLockCheck =
-      (flow: LoginFlow): RequestStep =>
-      (request, reply) => {
-        const email = (request.body as { email?: unknown } | undefined)?.email;
-        if (typeof email !== 'string' || options.mayBeKnownDevice(request)) return undefined;
-        return applyVerdict(flow.lockedBefore(request.caller, 'account', email), reply);
-      };
-
-    // A route's plan is fixed when the route is registered: nothing per request looks the route
-    // up, and an exempt route has no step at all.
+    // A route's plan is fixed when the route is registered (never looked up per request), and its
+    // hook is the route's own: an exempt route has none. Route-level onRequest hooks run after the
+    // app's (security headers, cookies, session), so the generic bucket can key by user.
     app.addHook('onRoute', (route) => {
       const plan = planOf(route);
-      if (plan.kind !== 'login') return;
-      const flow = new LoginFlow({ engine, plan, events: options.events });
-      // The login handler spends or gives back what the password check decides.
-      route.config = { ...route.config, loginFlow: flow };
-      // The account's lock needs the submitted email, so it is looked at once the body is parsed,
-      // first among the route's preValidation hooks: before CSRF and field validation, as for
-      // every other limiter, a locked account gets its 429.
-      route.preValidation = [asHook(accountLockCheck(flow)), ...hookList(route.preValidation)];
+      let flow: LoginFlow | null = null;
+      if (plan.kind === 'login') {
+        flow = new LoginFlow({ engine, plan, events: options.events });
+        // The login handler spends or gives back what the password check decides.
+        route.config = { ...route.config, loginFlow: flow };
+        // The account's lock needs the submitted email, so it is looked at once the body is
+        // parsed, first among the route's preValidation hooks: before CSRF and field validation.
+        const lockedAccount = flow;
+        const accountLock = verdictHook((request) => {
+          const email = (request.body as { email?: unknown } | undefined)?.email;
+          if (typeof email !== 'string' || options.mayBeKnownDevice(request)) return null;
+          return lockedAccount.lockedBefore(request.caller, 'account', email);
+        });
+        route.preValidation = [accountLock, ...[route.preValidation ?? []].flat()];
+      }
+      const decide = decideFor(plan, flow);
+      if (decide) route.onRequest = [...[route.onRequest ?? []].flat(), verdictHook(decide)];
     });
 
-    // In each route's pipeline after the session (the generic bucket keys by user). A path that
-    // matches no route has its plan from its URL: an /api 404 spends the generic bucket.
-    const unmatchedSteps = new Map<RoutePlan, RequestStep | null>();
-    app.requestPipeline.add((route) => {
-      if (route) return stepFor(planOf(route), route.config?.loginFlow ?? null);
-      return (request, reply) => {
-        const plan = planForUnmatched(request.url);
-        let step = unmatchedSteps.get(plan);
-        if (step === undefined) {
-          step = stepFor(plan, null);
-          unmatchedSteps.set(plan, step);
-        }
-        return step === null ? undefined : step(request, reply);
-      };
+    // A request that matches no route has its plan from its URL: an /api 404 spends the generic
+    // bucket. Routed requests pass this hook by (their route's hook above does the work).
+    const unmatched = new Map<RoutePlan, ReturnType<typeof verdictHook> | null>();
+    app.addHook('onRequest', (request, reply, done) => {
+      if (!request.is404) return done();
+      const plan = planForUnmatched(request.url);
+      let hook = unmatched.get(plan);
+      if (hook === undefined) {
+        const decide = decideFor(plan, null);
+        hook = decide && verdictHook(decide);
+        unmatched.set(plan, hook);
+      }
+      if (hook) hook(request, reply, done);
+      else done();
     });
   },
-  { name: 'rate-limit', dependencies: ['session', 'request-pipeline'] },
+  { name: 'rate-limit', dependencies: ['session'] },
 );
 
 /** A route's plan, from its method and pattern: the HEAD Fastify adds for a GET is the same resource. */
@@ -169,27 +193,8 @@ function planOf(route: Pick<RouteOptions, 'method' | 'url'>): RoutePlan {
   return planForRoute(first === 'HEAD' ? 'GET' : first, route.url);
 }
 
-/** Writes an admitted verdict's headers, or answers a refused one (a Redis verdict once it is in). */
-function applyVerdict(outcome: Verdict | null | Promise<Verdict | null>, reply: FastifyReply): StepResult {
-  // A store failure (closed mode) rejects, and the pipeline hands it to the error handler: a 503.
-  return outcome instanceof Promise
-    ? outcome.then((verdict) => apply(verdict, reply))
-    : apply(outcome, reply);
-}
-
-function apply(verdict: Verdict | null, reply: FastifyReply): undefined | typeof ANSWERED {
-  if (verdict === null) return undefined;
-  if (verdict.refused) {
-    sendRefusal(reply, verdict);
-    return ANSWERED;
-  }
-  // Admitted, or refused by a control in shadow mode: either way the headers tell the real state.
-  writeRateLimitHeaders(reply, verdict);
-  return undefined;
-}
-
 /** The draft-06 triple and the current `RateLimit-Policy`/`RateLimit` pair, for one control. */
-export function writeRateLimitHeaders(reply: FastifyReply, { bound, decision }: Verdict): number {
+function writeRateLimitHeaders(reply: FastifyReply, { bound, decision }: Verdict): number {
   const reset = resetSeconds(decision);
   // One call per header, not an object of them: the hot path allocates no headers object.
   reply

@@ -3,7 +3,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DEVICE_COOKIE, DEVICE_COOKIE_PATH, DeviceCookies } from '../../auth/devices.ts';
 import { hashPassword, needsRehash } from '../../auth/passwords.ts';
 import { ApiError } from '../../errors.ts';
-import type { LoginAttempt } from '../../rate-limit/login-flow.ts';
 import { CSRF_COOKIE, cookieOptions } from '../plugins/csrf.ts';
 import { sendRefusal } from '../plugins/rate-limit.ts';
 import { SESSION_COOKIE } from '../plugins/session.ts';
@@ -77,10 +76,9 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
       const known =
         credentials !== null &&
         DeviceCookies.knownFor(claim, credentials.user.id, credentials.devicesValidAfter);
-      const flow = request.routeOptions.config.loginFlow;
-      const attempt: LoginAttempt = flow
-        ? await flow.attempt(request.caller, email, known ? claim!.deviceId : null)
-        : { refused: null, settle: async () => {} }; // the bench's app without the rate-limit policy
+      // The login plan's flow, which the rate-limit plugin gives this route when it is registered.
+      const flow = request.routeOptions.config.loginFlow!;
+      const attempt = await flow.attempt(request.caller, email, known ? claim!.deviceId : null);
       if (attempt.refused) return sendRefusal(reply, attempt.refused);
       const ok = await passwords.check(password, credentials?.passwordHash ?? null);
       await attempt.settle(ok);

@@ -4,7 +4,9 @@ import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { DEVICE_COOKIE, DeviceCookies } from './auth/devices.ts';
-import { PasswordChecker } from './auth/passwords.ts';
+import { HashGate } from './auth/hash-gate.ts';
+import { LoginPressure } from './auth/login-pressure.ts';
+import { hashPassword, PasswordChecker, type PasswordHasher } from './auth/passwords.ts';
 import { schedulePurge } from './auth/purge-schedule.ts';
 import { SECURITY_EVENT_PURGE_INTERVAL_MS, SecurityEventLog } from './auth/security-event-log.ts';
 import { SESSION_PURGE_INTERVAL_MS, SessionService } from './auth/sessions.ts';
@@ -20,6 +22,7 @@ import { UsersRepository } from './db/repositories/users.ts';
 import { seedDemo } from './db/seed.ts';
 import { authorizationPlugin } from './http/plugins/authorization.ts';
 import { csrfPlugin } from './http/plugins/csrf.ts';
+import { databaseOutagePlugin } from './http/plugins/database-outage.ts';
 import { registerDocs } from './http/plugins/docs.ts';
 import { clientErrorHandler, frameworkErrors, registerErrorHandlers } from './http/plugins/error-handler.ts';
 import { metricsPlugin } from './http/plugins/metrics.ts';
@@ -31,6 +34,7 @@ import { RequestLogController } from './http/request-log.ts';
 import { adminRoutes } from './http/routes/admin.ts';
 import { authRoutes } from './http/routes/auth.ts';
 import { healthRoutes } from './http/routes/health.ts';
+import { loginPressureRoutes } from './http/routes/login-pressure.ts';
 import { rateLimitRoutes } from './http/routes/rate-limits.ts';
 import { securityEventRoutes } from './http/routes/security-events.ts';
 import { taskRoutes } from './http/routes/tasks.ts';
@@ -49,7 +53,12 @@ export interface AppOptions {
   readonly database?: Database;
   /** A store stack to use (and close); by default createStore builds one from the config. */
   readonly store?: StoreStack;
+  /** What computes password hashes; tests pass one whose checks they hold and release. Default argon2id. */
+  readonly hasher?: PasswordHasher;
 }
+
+/** How often the end of a login-pressure episode is looked for when nothing else asks. */
+const PRESSURE_POLL_MS = 5000;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -62,11 +71,12 @@ declare module 'fastify' {
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   const clock = options.clock ?? systemClock;
   // The dummy hash for unknown emails is made on libuv's pool while the database opens.
-  const passwords = PasswordChecker.create(config.passwordHashCost);
+  const passwords = PasswordChecker.create(config.passwordHashCost, options.hasher, () => clock.now());
   const db = options.database ?? (await openDatabase(config));
   let seeded = false;
   await migrate(db, async (connection) => {
-    if (config.seedDemo) seeded = await seedDemo(connection, config.passwordHashCost);
+    if (config.seedDemo)
+      seeded = await seedDemo(connection, (password) => hashPassword(password, config.passwordHashCost));
   });
   const sessionsRepository = new SessionsRepository(db);
   // One logger for the app and the store stack, which is built first (its readiness is a service).
@@ -75,6 +85,22 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const logger = pino(loggerOptions(logSettings));
   const storeOptions = { redis: config.redis, failureMode: config.rateLimits.storeFailure };
   const stack = options.store ?? (await createStore(storeOptions, clock, logger));
+  const passwordChecker = await passwords;
+  const securityEvents = new SecurityEventLog({
+    repository: new SecurityEventsRepository(db),
+    clock,
+    instance: config.instanceId,
+    retentionMs: config.securityEventRetentionMs,
+    // Writes start only after a request reported an event, so `app` exists by then.
+    onError: (error, lostEvents) => app.log.error({ err: error, lostEvents }, 'security events not stored'),
+  });
+  const loginGate = new HashGate({
+    ...config.loginGate,
+    clock,
+    initialCheckMs: passwordChecker.bootCheckMs,
+  });
+  const loginPressure = new LoginPressure({ clock, events: securityEvents });
+  loginGate.observe({ shed: () => loginPressure.shed() });
   const services: Services = {
     config,
     clock,
@@ -88,17 +114,12 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       cacheMs: config.sessionCacheMs,
       clock,
     }),
-    passwords: await passwords,
+    passwords: passwordChecker,
+    loginGate,
+    loginPressure,
     devices: new DeviceCookies({ secret: config.sessionSecret, ttlMs: config.deviceCookieTtlMs, clock }),
     rateLimit: new RateLimitEngine(config.rateLimits, stack.store, { clock, log: logger }),
-    securityEvents: new SecurityEventLog({
-      repository: new SecurityEventsRepository(db),
-      clock,
-      instance: config.instanceId,
-      retentionMs: config.securityEventRetentionMs,
-      // Writes start only after a request reported an event, so `app` exists by then.
-      onError: (error, lostEvents) => app.log.error({ err: error, lostEvents }, 'security events not stored'),
-    }),
+    securityEvents,
     readiness: stack.readiness,
   };
 
@@ -135,7 +156,10 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     (error) => app.log.error({ err: error }, 'session purge failed'),
     SESSION_PURGE_INTERVAL_MS,
   );
+  // The end of a pressure episode is noticed without traffic too (reads and sheds notice it as well).
+  const pressurePoll = setInterval(() => loginPressure.poll(), PRESSURE_POLL_MS).unref();
   app.addHook('onClose', async () => {
+    clearInterval(pressurePoll);
     await sessionPurge.stop();
     await securityEventPurge.stop();
     await services.securityEvents.flush();
@@ -143,6 +167,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     if (!options.database) await db.close();
   });
 
+  // The database's outages as the error handler and the metrics see them (no hook of its own).
+  await app.register(databaseOutagePlugin, { availability: db.availability, clock });
   // Each plugin adds its own hooks; the order of registration is the order of the onRequest hooks
   // (docs/architecture.md, "A request's way through the hooks").
   await app.register(securityHeadersPlugin);
@@ -154,7 +180,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     events: services.securityEvents,
     mayBeKnownDevice: (request) => services.devices.read(request.cookies[DEVICE_COOKIE]) !== null,
   });
-  await app.register(metricsPlugin, { stack });
+  await app.register(metricsPlugin, { stack, loginGate });
   await app.register(csrfPlugin, { secret: config.sessionSecret });
   await app.register(authorizationPlugin);
   await registerDocs(app);
@@ -166,6 +192,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     taskRoutes,
     rateLimitRoutes,
     adminRoutes,
+    loginPressureRoutes,
     securityEventRoutes,
     healthRoutes,
   ])

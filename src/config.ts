@@ -1,12 +1,11 @@
 // Reads the environment once, validates every variable, and returns one frozen Config.
 import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import { parseDuration } from './duration.ts';
 import { BUDGET_FORM, parseBudget } from './rate-limit/budget.ts';
 import { parseTrustProxy, type TrustProxy } from './rate-limit/client-ip.ts';
 import { CONTROL_NAMES, type ControlName, type PolicyLimits } from './rate-limit/policy.ts';
-
-export type StoreFailureMode = 'local' | 'open' | 'closed';
+import type { RedisSettings, StoreFailureMode } from './rate-limit/stores/store.ts';
 
 export interface Config {
   readonly env: 'development' | 'production' | 'test';
@@ -15,6 +14,10 @@ export interface Config {
   readonly logLevel: string;
   readonly dataDir: string;
   readonly databaseUrl: string | null;
+  /** How long one statement may run on PostgreSQL before it is cancelled and answered 503 (contract §13). */
+  readonly databaseStatementTimeoutMs: number;
+  /** How long a SIGTERM's drain may take before the process exits anyway (contract §13). */
+  readonly shutdownTimeoutMs: number;
   readonly seedDemo: boolean;
   readonly sessionSecret: string;
   /** True when SESSION_SECRET was not given and a random one was made for this process. */
@@ -27,6 +30,8 @@ export interface Config {
   /** argon2id's memory, in KiB, for new password hashes. */
   readonly passwordHashCost: number;
   readonly trustProxy: TrustProxy;
+  /** The listener that serves /metrics (contract §12); port 0 means none. */
+  readonly metrics: { readonly host: string; readonly port: number };
   /** Names this process in security events: INSTANCE_ID, else `<hostname>:<pid>`. */
   readonly instanceId: string;
   /** How long security events are kept before the purge deletes them. */
@@ -36,12 +41,19 @@ export interface Config {
     readonly ipv6Prefix: number;
     readonly storeFailure: StoreFailureMode;
   };
-  readonly redis: {
-    readonly url: string | null;
-    readonly clusterNodes: readonly { host: string; port: number }[] | null;
-    readonly keyPrefix: string;
-    readonly commandTimeoutMs: number;
+  /** The gate in front of every password check at login (contract §11). */
+  readonly loginGate: {
+    /** Checks that may run at once (LOGIN_HASH_CONCURRENCY, default the CPUs this process may use). */
+    readonly concurrency: number;
+    /** The longest a shared-lane attempt may expect to wait, or wait, for its check (LOGIN_QUEUE_MAX_WAIT). */
+    readonly maxWaitMs: number;
   };
+  /**
+   * libuv's thread pool size for this process: UV_THREADPOOL_SIZE, else the gate's concurrency
+   * plus libuv's own default of 4, so that files and DNS always have threads the checks cannot take.
+   */
+  readonly threadPoolSize: number;
+  readonly redis: RedisSettings;
 }
 
 export class ConfigError extends Error {
@@ -54,6 +66,9 @@ export class ConfigError extends Error {
   }
 }
 
+/** libuv's pool holds at most 1024 threads, and the checks leave some of them to files and DNS. */
+const POOL_THREADS_BESIDE_CHECKS = 4;
+const MAX_HASH_CONCURRENCY = 1024 - POOL_THREADS_BESIDE_CHECKS;
 const DURATION_FORM = 'a duration such as 2s, 30m, 12h or 90d (unit ms, s, m, h or d)';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -85,6 +100,20 @@ export function loadConfig(env: Env = process.env): Config {
   if (!secret && nodeEnv === 'production')
     problems.push('SESSION_SECRET is required when NODE_ENV=production (at least 32 characters)');
 
+  const hashConcurrency = read(
+    'LOGIN_HASH_CONCURRENCY',
+    String(Math.min(availableParallelism(), MAX_HASH_CONCURRENCY)),
+    integerIn(1, MAX_HASH_CONCURRENCY),
+    `an integer from 1 to ${MAX_HASH_CONCURRENCY}`,
+  );
+  const poolFloor = (hashConcurrency ?? 1) + POOL_THREADS_BESIDE_CHECKS;
+  const threadPoolSize = read(
+    'UV_THREADPOOL_SIZE',
+    String(poolFloor),
+    integerIn(poolFloor, 1024),
+    `an integer from ${poolFloor} (LOGIN_HASH_CONCURRENCY + ${POOL_THREADS_BESIDE_CHECKS}) to 1024`,
+  );
+
   const config: Config = {
     env: nodeEnv,
     host: read('HOST', '127.0.0.1', nonEmpty, 'a host name or address'),
@@ -100,6 +129,18 @@ export function loadConfig(env: Env = process.env): Config {
       'DATABASE_URL',
       urlWith(['postgres:', 'postgresql:']),
       'postgres://user@host:port/database',
+    ),
+    databaseStatementTimeoutMs: read(
+      'DATABASE_STATEMENT_TIMEOUT',
+      '5s',
+      durationIn(100, 600_000),
+      'a duration from 100ms to 10m, such as 5s',
+    ),
+    shutdownTimeoutMs: read(
+      'SHUTDOWN_TIMEOUT',
+      '10s',
+      durationIn(1000, 600_000),
+      'a duration from 1s to 10m, such as 10s',
     ),
     seedDemo: read('SEED_DEMO', 'true', boolean, 'true or false'),
     sessionSecret: secret || randomBytes(32).toString('base64url'),
@@ -121,6 +162,10 @@ export function loadConfig(env: Env = process.env): Config {
       integerIn(64, 4_194_304),
       'an integer from 64 to 4194304 (argon2id memory in KiB)',
     ),
+    metrics: {
+      host: read('METRICS_HOST', '127.0.0.1', nonEmpty, 'a host name or address'),
+      port: read('METRICS_PORT', '9464', integerIn(0, 65535), 'an integer from 0 to 65535 (0: no listener)'),
+    },
     trustProxy: read(
       'TRUST_PROXY',
       '',
@@ -155,6 +200,19 @@ export function loadConfig(env: Env = process.env): Config {
         `a comma list of policy names (${CONTROL_NAMES.join(', ')}), or empty for none`,
       ),
     },
+    loginGate: {
+      concurrency: hashConcurrency,
+      maxWaitMs: read(
+        'LOGIN_QUEUE_MAX_WAIT',
+        '1s',
+        (v) => {
+          const ms = parseDuration(v);
+          return ms !== null && ms <= 60_000 ? ms : null;
+        },
+        'a duration from 1ms to 60s, such as 1s or 500ms',
+      ),
+    },
+    threadPoolSize,
     redis: {
       url: optional('REDIS_URL', urlWith(['redis:', 'rediss:']), 'redis://host:port or rediss://host:port'),
       clusterNodes: optional('REDIS_CLUSTER_NODES', hostPortList, 'a comma list of host:port'),
@@ -172,6 +230,10 @@ export function loadConfig(env: Env = process.env): Config {
       ),
     },
   };
+  if (config.metrics.port !== 0 && config.metrics.port === config.port)
+    problems.push(
+      `METRICS_PORT=${config.port} is PORT too: expected another port, or 0 for no metrics listener`,
+    );
   if (config.redis.url && config.redis.clusterNodes)
     problems.push(
       'REDIS_URL and REDIS_CLUSTER_NODES are both set: expected one of them (a server or a cluster)',
@@ -213,6 +275,13 @@ function boolean(v: string): boolean | null {
   if (v === 'true' || v === '1') return true;
   if (v === 'false' || v === '0') return false;
   return null;
+}
+
+function durationIn(minMs: number, maxMs: number) {
+  return (v: string): number | null => {
+    const ms = parseDuration(v);
+    return ms !== null && ms >= minMs && ms <= maxMs ? ms : null;
+  };
 }
 
 function urlWith(protocols: readonly string[]) {

@@ -31,9 +31,17 @@ export const ERRORS = {
   RANGE_NOT_SATISFIABLE: { status: 416, message: 'The requested range is not within the file.' },
   HEADERS_TOO_LARGE: { status: 431, message: 'The request headers are larger than 16 KiB.' },
   INTERNAL_ERROR: { status: 500, message: 'Something went wrong on our side.' },
+  LOGIN_BUSY: {
+    status: 503,
+    message: 'Sign-in is very busy right now. Try again in a moment.',
+  },
   RATE_LIMIT_STORE_UNAVAILABLE: {
     status: 503,
     message: 'The rate-limit store is unavailable. Try again shortly.',
+  },
+  DATABASE_UNAVAILABLE: {
+    status: 503,
+    message: 'The database cannot be reached right now. Try again shortly.',
   },
 } as const satisfies Record<string, { status: number; message: string }>;
 

@@ -1,7 +1,9 @@
 // Starts the service: validated config, the app, listen, and a graceful stop on SIGTERM/SIGINT.
-import { buildApp } from './app.ts';
-import { ConfigError, loadConfig } from './config.ts';
-import { DEMO_ACCOUNTS, DEMO_PASSWORD } from './db/seed.ts';
+// Only the config and the HTTP helpers are imported up front: libuv's pool is sized before anything can start it.
+import type { FastifyInstance } from 'fastify';
+import { type Config, ConfigError, loadConfig } from './config.ts';
+import { drain, trackConnections } from './http/drain.ts';
+import { listenForMetrics } from './http/metrics-listener.ts';
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -14,6 +16,13 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  // libuv reads UV_THREADPOOL_SIZE when its pool first starts, and nothing has used the pool yet
+  // (module loading does not): the login gate's checks then leave threads for files and DNS.
+  process.env.UV_THREADPOOL_SIZE = String(config.threadPoolSize);
+  const [{ buildApp }, { DEMO_ACCOUNTS, DEMO_PASSWORD }] = await Promise.all([
+    import('./app.ts'),
+    import('./db/seed.ts'),
+  ]);
   const app = await buildApp(config);
   if (config.sessionSecretGenerated) {
     app.log.warn('SESSION_SECRET is not set: using a random one, so sessions end when this process does');
@@ -27,23 +36,49 @@ async function main(): Promise<void> {
   app.server.keepAliveTimeout = 65_000;
   app.server.headersTimeout = 66_000;
   app.server.requestTimeout = 30_000;
+  trackConnections(app.server);
+  await serveMetrics(app, config);
   await app.listen({ host: config.host, port: config.port });
+  drainOnSignals(app, config.shutdownTimeoutMs);
+}
 
+/** What is left of SHUTDOWN_TIMEOUT after the drain for closing the database, Redis and the logs. */
+const CLOSE_ALLOWANCE_MS = 1000;
+
+/**
+ * SIGTERM/SIGINT: drain (contract §13; src/http/drain.ts), then close the app, and exit once done
+ * or when SHUTDOWN_TIMEOUT has passed. Idle keep-alive connections are given half of it before
+ * they are closed, for a proxy to stop using them first.
+ */
+function drainOnSignals(app: FastifyInstance, timeoutMs: number): void {
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    app.log.info({ signal }, 'shutting down: no new connections, finishing requests in flight');
+    app.log.info({ signal }, 'shutting down: draining connections, finishing requests in flight');
     const force = setTimeout(() => {
-      app.log.error('shutdown took longer than 10 s; exiting');
+      app.log.error(`shutdown took longer than SHUTDOWN_TIMEOUT (${timeoutMs} ms); exiting`);
       process.exit(1);
-    }, 10_000).unref();
+    }, timeoutMs).unref();
+    const allowance = Math.min(CLOSE_ALLOWANCE_MS, timeoutMs / 4);
+    const outcome = await drain(app.server, { idleGraceMs: timeoutMs / 2, timeoutMs: timeoutMs - allowance });
+    if (outcome === 'timed-out') app.log.warn('drain timed out: connections still open were closed');
     await app.close();
     clearTimeout(force);
     process.exit(0);
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+/** /metrics on METRICS_HOST:METRICS_PORT (none when the port is 0), closed when the app closes. */
+async function serveMetrics(app: FastifyInstance, config: Config): Promise<void> {
+  if (config.metrics.port === 0) return;
+  const listener = await listenForMetrics(app.metrics, config.metrics, (error) =>
+    app.log.error({ err: error }, 'metrics scrape failed'),
+  );
+  app.addHook('onClose', () => listener.close());
+  app.log.info(`Metrics listening at ${listener.url}/metrics`);
 }
 
 main().catch((error) => {

@@ -1,10 +1,14 @@
 // The targets of a run and the environment each one starts with (budgets, stores, databases).
-import { existsSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TargetSpec } from './target-process.ts';
 
-export type Family = 'ceiling' | 'bare' | 'peer' | 'ours';
+/**
+ * floor: Fastify doing the contract's minimum; stack: what a team would assemble from well-kept
+ * plugins; peer: Fastify or Express with one rate-limit library and nothing else; ours.
+ */
+export type Family = 'floor' | 'stack' | 'peer' | 'ours';
 export type StoreKind = 'none' | 'memory' | 'redis';
 
 export interface BenchTarget extends TargetSpec {
@@ -18,20 +22,14 @@ export interface Budget {
   readonly windowMs: number;
 }
 
-/** Budgets of the two kinds of run: one that never refuses, one spent after the first request. */
+/** The budget of every run: large enough that no request is refused. */
 export const NEVER_REFUSES: Budget = { limit: 999_999_999, windowMs: 15 * 60_000 };
-export const EXHAUSTED: Budget = { limit: 1, windowMs: 15 * 60_000 };
 
 /**
  * How long our instances serve a session from their cache: the service's default (5 min on the
  * embedded database, which every target here uses) unless BENCH_SESSION_CACHE_TTL overrides it.
  */
 export const SESSION_CACHE_TTL = process.env.BENCH_SESSION_CACHE_TTL ?? '';
-
-/** Whether our Redis store exists yet (another change adds it; REDIS_URL selects it). */
-export const oursHasRedisStore = existsSync(
-  new URL('../../src/rate-limit/stores/redis-store.ts', import.meta.url),
-);
 
 const SESSION_SECRET = 'bench-session-secret-bench-session-secret';
 const temporaryDirs: string[] = [];
@@ -48,9 +46,6 @@ export interface OursOptions {
   /** Environment on top (budgets). */
   readonly env?: Record<string, string>;
 }
-
-/** Request logs at warn: none per request, like the peers (which log nothing). */
-const QUIET = { LOG_LEVEL: 'warn' };
 
 /**
  * Environment for our server: production defaults (request logs at the default level, info, one
@@ -94,63 +89,43 @@ function peerEnv(budget: Budget, store: StoreKind, users: number, redisUrl: stri
 }
 
 /**
- * Every target of the generic-bucket comparison, in table order. Redis targets only when a Redis
- * answers; ours on Redis only once its store exists. `withUnlimited` adds the two without a limiter.
+ * Every target of the table, in table order: the contract's floor, the two stacks a team would
+ * assemble, the rate-limit libraries alone, ours. Redis targets only when a Redis answers.
  */
-export function comparisonTargets(
-  budget: Budget,
-  users: number,
-  redisUrl: string | null,
-  withUnlimited: boolean,
-): BenchTarget[] {
-  const authenticated = { RATE_LIMIT_AUTHENTICATED: `${budget.limit}/${budget.windowMs}ms` };
+export function comparisonTargets(budget: Budget, users: number, redisUrl: string | null): BenchTarget[] {
   const stores: StoreKind[] = redisUrl ? ['memory', 'redis'] : ['memory'];
-  const targets: BenchTarget[] = [];
-  if (withUnlimited) {
-    targets.push({
-      name: 'raw',
-      file: 'raw-http',
-      label: 'node:http (raw)',
-      family: 'ceiling',
-      store: 'none',
-    });
-    targets.push({
-      name: 'fastify-bare',
-      file: 'fastify-bare',
-      label: 'Fastify',
-      family: 'bare',
-      store: 'none',
-    });
-    // Diagnostic: the same Fastify with its own request logs (pino, two lines a request), as a
-    // team gets it from `logger: true`: what logging costs Fastify, next to what it costs ours.
-    targets.push({
-      name: 'fastify-logs',
-      file: 'fastify-bare',
-      label: 'Fastify, request logs (pino, info)',
-      family: 'bare',
-      store: 'none',
-      env: { BENCH_LOGGER: 'info' },
-    });
-    // The floor under ours: Fastify sending the nine headers the contract puts on this answer,
-    // then also the one request line a request pays for at the default log level; no session, no
-    // limiter. What is left between it and ours is what ours does beyond the contract's minimum.
-    targets.push({
+  const env = (store: StoreKind) => peerEnv(budget, store, users, store === 'redis' ? redisUrl : null);
+  // The floor under ours: Fastify sending the nine headers the contract puts on this answer and
+  // one request line at info; no session, no limiter. What is left between it and ours is what
+  // ours does beyond the contract's minimum.
+  const targets: BenchTarget[] = [
+    {
       name: 'fastify-contract',
       file: 'fastify-contract',
-      label: "Fastify + the contract's nine headers",
-      family: 'bare',
+      label: "floor: Fastify + the contract's nine headers + one request line",
+      family: 'floor',
       store: 'none',
-      env: peerEnv(budget, 'none', users, null),
-    });
+      env: env('none'),
+    },
+  ];
+  const stack = '+ session + CSRF + helmet + rate limit + request logs';
+  for (const store of stores)
     targets.push({
-      name: 'fastify-contract-logs',
-      file: 'fastify-contract',
-      label: "Fastify + the contract's nine headers + one request line",
-      family: 'bare',
-      store: 'none',
-      env: { ...peerEnv(budget, 'none', users, null), BENCH_CONTRACT_LOGS: '1' },
+      name: `fastify-stack-${store}`,
+      file: 'fastify-stack',
+      label: `Fastify ${stack} · ${store}`,
+      family: 'stack',
+      store,
+      env: env(store),
     });
-  }
+  targets.push({
+    name: 'express-stack-memory',
+    file: 'express-stack',
+    label: `Express 5 ${stack} · memory`,
+    family: 'stack',
+    store: 'memory',
+    env: env('memory'),
+  });
   const peers = [
     { name: 'fastify-rate-limit', label: 'Fastify + @fastify/rate-limit' },
     { name: 'express-rate-limit', label: 'Express + express-rate-limit' },
@@ -166,31 +141,20 @@ export function comparisonTargets(
         label: `${label} · ${store}`,
         family: 'peer',
         store,
-        env: peerEnv(budget, store, users, redisUrl),
+        env: env(store),
       });
     }
   }
-  const ours = (name: string, label: string, store: StoreKind, options: Omit<OursOptions, 'users'>) =>
-    targets.push({ name, file: 'ours', label, family: 'ours', store, env: oursEnv({ users, ...options }) });
-  ours('ours-memory', 'ours · memory', 'memory', { env: authenticated });
-  if (withUnlimited) {
-    ours('ours-memory-quiet', 'ours · memory, LOG_LEVEL=warn', 'memory', {
-      env: { ...authenticated, ...QUIET },
+  const authenticated = { RATE_LIMIT_AUTHENTICATED: `${budget.limit}/${budget.windowMs}ms` };
+  for (const store of stores)
+    targets.push({
+      name: `ours-${store}`,
+      file: 'ours',
+      label: `ours · ${store}`,
+      family: 'ours',
+      store,
+      env: oursEnv({ users, redisUrl: store === 'redis' ? redisUrl : null, env: authenticated }),
     });
-    // Diagnostic: the same stack with the 2 s session cache of a fleet sharing PostgreSQL, to show
-    // what the session reloads (one database query per user every 2 s) cost.
-    ours('ours-memory-cache2s', 'ours · memory, SESSION_CACHE_TTL=2s', 'memory', {
-      env: { ...authenticated, SESSION_CACHE_TTL: '2s' },
-    });
-  }
-  if (redisUrl && oursHasRedisStore) {
-    ours('ours-redis', 'ours · redis', 'redis', { redisUrl, env: authenticated });
-    if (withUnlimited)
-      ours('ours-redis-quiet', 'ours · redis, LOG_LEVEL=warn', 'redis', {
-        redisUrl,
-        env: { ...authenticated, ...QUIET },
-      });
-  }
   return targets;
 }
 

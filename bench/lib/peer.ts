@@ -9,8 +9,8 @@ export interface BenchUser {
   role: 'employee';
 }
 
-/** The same 1000 users (ids 1…n) the driver sends in `x-user-id`, made once like a session cache. */
-const users: BenchUser[] = Array.from({ length: envInt('BENCH_USERS', 1000) }, (_, i) => ({
+/** The same 1000 users (ids 1…n, `bench-n@example.test`), made once like a session cache. */
+export const users: BenchUser[] = Array.from({ length: envInt('BENCH_USERS', 1000) }, (_, i) => ({
   id: i + 1,
   email: `bench-${i + 1}@example.test`,
   name: `Bench User ${i + 1}`,

@@ -52,3 +52,31 @@ export function envInt(name: string, fallback: number): number {
   const value = Number(process.env[name]);
   return Number.isInteger(value) && value > 0 ? value : fallback;
 }
+
+/** One signed-in bench user: the cookie header to send and the CSRF token for unsafe requests. */
+export interface BenchSession {
+  readonly cookie: string;
+  readonly csrfToken: string;
+}
+
+/** The bench's users (`bench-1@example.test` …), BENCH_USERS of them. */
+export const benchEmails = (): string[] =>
+  Array.from({ length: envInt('BENCH_USERS', 1000) }, (_, i) => `bench-${i + 1}@example.test`);
+
+/** Signs every bench user in with `logIn`, a few at a time; the sessions in user order. */
+export async function logInAll(logIn: (email: string) => Promise<BenchSession>): Promise<BenchSession[]> {
+  const emails = benchEmails();
+  const sessions: BenchSession[] = new Array(emails.length);
+  for (let start = 0; start < emails.length; start += LOGIN_CONCURRENCY) {
+    const batch = emails.slice(start, start + LOGIN_CONCURRENCY);
+    await Promise.all(batch.map(async (email, i) => (sessions[start + i] = await logIn(email))));
+  }
+  return sessions;
+}
+const LOGIN_CONCURRENCY = 8;
+
+/** The `Cookie` header a browser sends back for these `Set-Cookie` headers. */
+export function cookieHeader(setCookie: string | readonly string[] | number | undefined): string {
+  const list = Array.isArray(setCookie) ? setCookie : setCookie === undefined ? [] : [String(setCookie)];
+  return list.map((line) => String(line).split(';')[0]).join('; ');
+}

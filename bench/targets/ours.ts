@@ -3,16 +3,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { buildApp } from '../../src/app.ts';
 import { hashPassword } from '../../src/auth/passwords.ts';
 import { loadConfig } from '../../src/config.ts';
-import { envInt, serveTarget } from '../lib/serve.ts';
-
-/** One logged-in bench user: the cookie header to send and the CSRF token for unsafe requests. */
-export interface BenchSession {
-  readonly cookie: string;
-  readonly csrfToken: string;
-}
+import { type BenchSession, benchEmails, logInAll, serveTarget } from '../lib/serve.ts';
 
 const PASSWORD = 'bench-password';
-const LOGIN_CONCURRENCY = 8;
 
 const config = loadConfig();
 const app = await buildApp(config);
@@ -23,8 +16,7 @@ if ((process.env.BENCH_EXPECT_STORE === 'redis') !== (await usesRedis())) {
 
 // The demo data has 4 accounts; the bench needs 1000 distinct users, so it adds them (one hash for all).
 // A target started again on the same database (a later round) finds them there.
-const count = envInt('BENCH_USERS', 1000);
-const emails = Array.from({ length: count }, (_, i) => `bench-${i + 1}@example.test`);
+const emails = benchEmails();
 await app.services.db.query(
   `INSERT INTO users (email, name, role, password_hash)
    SELECT e, n, 'employee', $3 FROM unnest($1::text[], $2::text[]) AS t(e, n)
@@ -36,11 +28,7 @@ await app.services.db.query(
   ],
 );
 
-const sessions: BenchSession[] = new Array(count);
-for (let start = 0; start < count; start += LOGIN_CONCURRENCY) {
-  const batch = emails.slice(start, start + LOGIN_CONCURRENCY);
-  await Promise.all(batch.map(async (email, i) => (sessions[start + i] = await logIn(email))));
-}
+const sessions = await logInAll(logIn);
 
 await app.listen({ host: '127.0.0.1', port: 0 });
 await serveTarget(app.server, { extra: sessions, close: () => app.close() });

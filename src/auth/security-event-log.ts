@@ -6,7 +6,7 @@ import type {
   SecurityEventsRepository,
   StoredSecurityEvent,
 } from '../db/repositories/security-events.ts';
-import type { SecurityEvent, SecurityEventSink } from './security-event.ts';
+import type { SecurityEvent, SecurityEventSink } from '../security-event.ts';
 
 /** How often expired events are purged: an hour's lag on a 90-day retention is plenty. */
 export const SECURITY_EVENT_PURGE_INTERVAL_MS = 60 * 60 * 1000;

@@ -7,6 +7,7 @@ import type {
   Client,
   ControlReport,
   LoginLock,
+  LoginPressure,
   SecurityEventPage,
   SecurityEventQuery,
   Task,
@@ -15,7 +16,7 @@ import type {
   User,
 } from './types.ts';
 
-/** Waiting out a 429 once, for idempotent (GET) calls only. */
+/** Waiting out a 429 or a 503 once, for idempotent (GET) calls only. */
 export interface RetryPolicy {
   /** Longer waits than this are not worth blocking on: the 429 is thrown at once. Default 60. */
   readonly maxWaitSeconds: number;
@@ -27,7 +28,10 @@ export interface ApiClientOptions {
   readonly fetch?: typeof fetch;
   /** Keeps the session and CSRF cookies where fetch does not (Node); leave unset in browsers. */
   readonly cookieJar?: CookieJar;
-  /** Default for GET calls: `true` or a policy to wait `Retry-After` and retry once; off by default. */
+  /**
+   * Default for GET calls: `true` or a policy to wait `Retry-After` and retry once. Off by default
+   * for a 429; on by default for a 503 with Retry-After (`false` turns both off).
+   */
   readonly retry?: boolean | RetryPolicy;
   /** Told every rate-limit state a response reports, successes and 429s alike. */
   readonly onRateLimit?: (state: RateLimitState) => void;
@@ -184,6 +188,12 @@ export class ApiClient {
     return (await this.send<{ locks: LoginLock[] }>({ method: 'GET', path, options })).data.locks;
   }
 
+  /** Admins: whether the answering server turns sign-in attempts away now, and its hashing gate's queues. */
+  async loginPressure(options?: CallOptions): Promise<LoginPressure> {
+    return (await this.send<LoginPressure>({ method: 'GET', path: '/api/admin/login-pressure', options }))
+      .data;
+  }
+
   /** Admins: clears an account's login-failure lock. */
   async resetLoginLock(email: string, options?: CallOptions): Promise<void> {
     await this.send<void>({ method: 'POST', path: '/api/admin/login-locks/reset', body: { email }, options });
@@ -197,7 +207,7 @@ export class ApiClient {
       .data;
   }
 
-  /** One call, with at most one retry: after a 429 on a GET (when allowed), or after a stale CSRF token. */
+  /** One call, with at most one retry: after a 429 or 503 on a GET (when allowed), or after a stale CSRF token. */
   private async send<T>(request: Request): Promise<Answer<T>> {
     try {
       return await this.attempt<T>(request);
@@ -218,10 +228,15 @@ export class ApiClient {
     }
   }
 
-  /** Seconds to wait before retrying `request` after `error`, or null to throw it. */
+  /**
+   * Seconds to wait before retrying `request` after `error`, or null to throw it. A 503 that says
+   * when to come back (the database away, contract §13) is retried by default, a 429 only when
+   * asked: the first is the service's passing trouble, the second the caller's own budget.
+   */
   private retryWait(request: Request, error: ApiError): number | null {
-    if (request.method !== 'GET' || error.status !== 429 || error.retryAfter === null) return null;
-    const setting = request.options?.retry ?? this.options.retry ?? false;
+    if (request.method !== 'GET' || error.retryAfter === null) return null;
+    if (error.status !== 429 && error.status !== 503) return null;
+    const setting = request.options?.retry ?? this.options.retry ?? error.status === 503;
     if (setting === false) return null;
     const policy = setting === true ? DEFAULT_RETRY : setting;
     return error.retryAfter <= policy.maxWaitSeconds ? error.retryAfter : null;

@@ -23,10 +23,12 @@ export const API_ERROR_CODES = [
   'LOGIN_RATE_LIMIT',
   'INTERNAL_ERROR',
   'RATE_LIMIT_STORE_UNAVAILABLE',
+  'LOGIN_BUSY',
   'BAD_REQUEST',
   'REQUEST_TIMEOUT',
   'HEADERS_TOO_LARGE',
   'RANGE_NOT_SATISFIABLE',
+  'DATABASE_UNAVAILABLE',
 ] as const;
 
 /** A code the API itself answers with. */

@@ -101,7 +101,13 @@ export interface LoginLock {
 }
 
 /** The security-event types (a copy of the server's, checked by test/http/security-events.test.ts). */
-export const SECURITY_EVENT_TYPES = ['lock-started', 'admin-reset', 'known-device-refused'] as const;
+export const SECURITY_EVENT_TYPES = [
+  'lock-started',
+  'admin-reset',
+  'known-device-refused',
+  'login-pressure-started',
+  'login-pressure-ended',
+] as const;
 
 export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];
 
@@ -132,4 +138,27 @@ export interface SecurityEventPage {
   readonly events: readonly SecurityEvent[];
   /** Null on the last page. */
   readonly nextCursor: string | null;
+}
+
+/** GET /api/admin/login-pressure: whether the answering server sheds sign-in attempts (contract §11). */
+export interface LoginPressure {
+  /** True from the first attempt turned away until a minute passes without one. */
+  readonly underPressure: boolean;
+  /** When the current episode started (ISO-8601), or null. */
+  readonly since: string | null;
+  /** The last attempt turned away (ISO-8601), or null. */
+  readonly lastShedAt: string | null;
+  /** Attempts turned away in the current episode. */
+  readonly shedAttempts: number;
+  /** The server instance that answered: each guards its own CPUs. */
+  readonly instance: string;
+  readonly gate: {
+    readonly concurrency: number;
+    readonly running: number;
+    readonly queued: { readonly known: number; readonly shared: number };
+    /** The measured duration of one password check, in milliseconds. */
+    readonly checkMs: number;
+    /** LOGIN_QUEUE_MAX_WAIT in milliseconds. */
+    readonly maxWaitMs: number;
+  };
 }

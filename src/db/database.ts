@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import { Availability, DatabaseUnavailableError, isUnavailable } from './availability.ts';
 
 /** Where `npm run build` leaves an initialised data directory (src/db/pglite-template.ts). */
 export const PGLITE_TEMPLATE_DIR = fileURLToPath(new URL('../../dist/pglite-template', import.meta.url));
@@ -16,6 +17,12 @@ export interface Queryable {
 
 export interface Database extends Queryable {
   readonly kind: 'embedded' | 'postgres';
+  /**
+   * Whether the database can be reached, as its queries show: an outage starts with a query that
+   * failed with DatabaseUnavailableError and ends with the next that succeeds. The embedded
+   * database lives in the process and is never away.
+   */
+  readonly availability: Availability;
   /** Runs `work` on one dedicated connection (for session-level advisory locks). */
   withConnection<T>(work: (connection: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -40,6 +47,8 @@ export async function inTransaction<T>(connection: Queryable, work: () => Promis
 export interface DatabaseOptions {
   readonly databaseUrl: string | null;
   readonly dataDir: string;
+  /** PostgreSQL only: how long a statement may run before it is cancelled (default 5 s). */
+  readonly databaseStatementTimeoutMs?: number;
   /** An already opened PGlite (tests clone one initialised template instead of booting a new one). */
   readonly pglite?: PGlite;
   /** Whether an empty dataDir starts from the build's template (default true). */
@@ -47,7 +56,11 @@ export interface DatabaseOptions {
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  if (options.databaseUrl) return openPostgres(options.databaseUrl);
+  if (options.databaseUrl)
+    return openPostgres(
+      options.databaseUrl,
+      options.databaseStatementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
+    );
   if (options.pglite) return wrapPglite(options.pglite);
   if (options.template === false) await mkdir(options.dataDir, { recursive: true });
   else await seedDataDirFromTemplate(options.dataDir);
@@ -120,35 +133,75 @@ function wrapPglite(db: PGlite): Database {
   };
   return {
     kind: 'embedded',
+    availability: new Availability(),
     query,
     withConnection,
     close: () => db.close(),
   };
 }
 
-function openPostgres(url: string): Database {
+const DEFAULT_STATEMENT_TIMEOUT_MS = 5000;
+/** The client's own deadline comes this long after the server's, which normally answers first (57014). */
+const CLIENT_TIMEOUT_MARGIN_MS = 1000;
+
+/**
+ * A pool that rides through a server restart: a connection that breaks is dropped (never handed
+ * out again), the next query opens a new one, and an error on an idle connection is absorbed.
+ * Every failure that means "away" is rethrown as DatabaseUnavailableError and moves `availability`.
+ */
+function openPostgres(url: string, statementTimeoutMs: number): Database {
   const pool = new pg.Pool({
     connectionString: url,
     max: 10,
-    connectionTimeoutMillis: 5000,
+    // Waiting for a connection (a server that does not answer, or a pool all busy) counts against
+    // the same deadline as a statement.
+    connectionTimeoutMillis: statementTimeoutMs,
     idleTimeoutMillis: 30_000,
+    keepAlive: true,
+    // The server cancels a statement past its deadline; the client gives up a little later on a
+    // server that does not answer at all (a frozen host, a dropped route).
+    statement_timeout: statementTimeoutMs,
+    query_timeout: statementTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS,
   });
-  // An idle client that errors (server restart) must not crash the process; the pool replaces it.
-  pool.on('error', () => {});
+  const availability = new Availability();
+  // An idle client whose server went away (a restart ends every session) errors here, outside any
+  // query: the pool has already removed it; without a listener the process would crash.
+  pool.on('error', (error) => {
+    if (isUnavailable(error)) availability.failed(error);
+  });
+  const guarded = async <T>(work: () => Promise<T>): Promise<T> => {
+    const since = availability.since;
+    let result: T;
+    try {
+      result = await work();
+    } catch (error) {
+      if (!isUnavailable(error)) throw error;
+      availability.failed(error);
+      throw new DatabaseUnavailableError(error);
+    }
+    availability.succeeded(since);
+    return result;
+  };
   const run =
     (client: pg.Pool | pg.PoolClient): Queryable['query'] =>
-    async (sql, params = []) =>
-      (await client.query(sql, params as unknown[])).rows;
+    (sql, params = []) =>
+      guarded(async () => (await client.query(sql, params as unknown[])).rows);
   const withConnection = async <T>(work: (connection: Queryable) => Promise<T>): Promise<T> => {
-    const client = await pool.connect();
+    const client = await guarded(() => pool.connect());
+    let broken = false;
     try {
       return await work({ query: run(client) });
+    } catch (error) {
+      broken = error instanceof DatabaseUnavailableError;
+      throw error;
     } finally {
-      client.release();
+      // A connection that broke (or still runs a statement the client gave up on) is destroyed.
+      client.release(broken);
     }
   };
   return {
     kind: 'postgres',
+    availability,
     query: run(pool),
     withConnection,
     close: () => pool.end(),

@@ -16,7 +16,9 @@ export async function migrate(
 ): Promise<string[]> {
   const files = (await readdir(MIGRATIONS_DIR)).filter((f) => f.endsWith('.sql')).sort();
   return db.withConnection(async (connection) => {
-    await connection.query('SELECT pg_advisory_lock($1)', [SCHEMA_LOCK_ID]);
+    // Polled, not waited on: a wait would be one statement, cut by DATABASE_STATEMENT_TIMEOUT
+    // while another instance migrates and seeds.
+    while (!(await tryLock(connection))) await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
     try {
       await connection.query(
         'CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
@@ -39,6 +41,15 @@ export async function migrate(
       await connection.query('SELECT pg_advisory_unlock($1)', [SCHEMA_LOCK_ID]);
     }
   });
+}
+
+const LOCK_POLL_MS = 100;
+
+async function tryLock(connection: Queryable): Promise<boolean> {
+  const [row] = await connection.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [
+    SCHEMA_LOCK_ID,
+  ]);
+  return row?.locked === true;
 }
 
 /** Runs a file of several statements (no parameters, so the simple protocol accepts them all). */

@@ -1,5 +1,4 @@
 // The demo data of the contract: 3 clients, 4 accounts, 200 tasks — only into an empty database.
-import { hashPassword } from '../auth/passwords.ts';
 import { inTransaction, type Queryable } from './database.ts';
 import { TASK_STATUSES } from './repositories/tasks.ts';
 
@@ -22,13 +21,19 @@ const WORK = [
 ];
 export const DEMO_TASK_COUNT = 200;
 
-/** Seeds when the database holds no user; returns whether it did. Run under the schema lock. */
-export async function seedDemo(db: Queryable, passwordHashCost: number): Promise<boolean> {
+/**
+ * Seeds when the database holds no user; returns whether it did. Run under the schema lock.
+ * `hashPassword` is the service's own (auth/passwords.ts): the database layer makes no hashes.
+ */
+export async function seedDemo(
+  db: Queryable,
+  hashPassword: (password: string) => Promise<string>,
+): Promise<boolean> {
   const [{ count }] = (await db.query<{ count: number }>('SELECT count(*)::int AS count FROM users')) as [
     { count: number },
   ];
   if (count > 0) return false;
-  const hashes = await Promise.all(DEMO_ACCOUNTS.map(() => hashPassword(DEMO_PASSWORD, passwordHashCost)));
+  const hashes = await Promise.all(DEMO_ACCOUNTS.map(() => hashPassword(DEMO_PASSWORD)));
   await inTransaction(db, () => insertDemoRows(db, hashes));
   return true;
 }

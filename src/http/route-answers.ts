@@ -205,12 +205,14 @@ export function routeShape(route: Pick<RouteOptions, 'method' | 'url' | 'config'
 
 /**
  * Every code the route can answer: its rate-limit plan's 429s and the store's 503 (closed mode),
- * the body's 400/413/415, CSRF's 403, access's 401/403, validation's 400, a failure of ours (500),
- * then its own.
+ * the database's 503, the body's 400/413/415, CSRF's 403, access's 401/403, validation's 400, a
+ * failure of ours (500), then its own.
  */
 export function routeCodes(shape: RouteShape, plan: RoutePlan): ErrorCode[] {
-  // Any route may fail on our side; the answer then shows nothing of it (error-handler.ts).
-  const codes = new Set<ErrorCode>(['INTERNAL_ERROR']);
+  // Any route may fail on our side; the answer then shows nothing of it (error-handler.ts). Every
+  // route needs the database: a session cookie is resolved there before any route runs (session.ts),
+  // so with the database away any of them answers 503 DATABASE_UNAVAILABLE (contract §13).
+  const codes = new Set<ErrorCode>(['INTERNAL_ERROR', 'DATABASE_UNAVAILABLE']);
   for (const control of controlsOf(plan)) codes.add(CONTROLS[control].code);
   if (plan.kind !== 'exempt') codes.add('RATE_LIMIT_STORE_UNAVAILABLE');
   const unsafe = UNSAFE.has(shape.method);

@@ -1,5 +1,7 @@
 // What route handlers work with, built once by app.ts and passed to each route plugin.
 import type { DeviceCookies } from '../auth/devices.ts';
+import type { HashGate } from '../auth/hash-gate.ts';
+import type { LoginPressure } from '../auth/login-pressure.ts';
 import type { PasswordChecker } from '../auth/passwords.ts';
 import type { SecurityEventLog } from '../auth/security-event-log.ts';
 import type { SessionService } from '../auth/sessions.ts';
@@ -21,6 +23,9 @@ export interface Services {
   readonly clients: ClientsRepository;
   readonly sessions: SessionService;
   readonly passwords: PasswordChecker;
+  /** The gate every password check at login passes (contract §11), and whether it is shedding now. */
+  readonly loginGate: HashGate;
+  readonly loginPressure: LoginPressure;
   /** Device cookies: issued at login, read to tell known-device attempts (contract §8). */
   readonly devices: DeviceCookies;
   readonly rateLimit: RateLimitEngine;

@@ -1,7 +1,7 @@
 // Turns a control and a key into a verdict under the control's mode; the only door to the store.
 import diagnostics from 'node:diagnostics_channel';
-import { normaliseEmail } from '../auth/email.ts';
 import type { Clock } from '../clock.ts';
+import { normaliseEmail } from '../email.ts';
 import type { ErrorCode } from '../errors.ts';
 import {
   type BoundControl,

@@ -1,6 +1,6 @@
 // The login-failure limiter, whole: the early looks, the reservation before the password check, the settlement after it.
-import { normaliseEmail } from '../auth/email.ts';
-import type { SecurityEvent, SecurityEventSink } from '../auth/security-event.ts';
+import { normaliseEmail } from '../email.ts';
+import type { SecurityEvent, SecurityEventSink } from '../security-event.ts';
 import { type RateLimitEngine, then, type Verdict } from './engine.ts';
 import { type Caller, type ControlName, callerWith, keyFor } from './policy.ts';
 import type { MaybePromise } from './stores/store.ts';
@@ -11,6 +11,8 @@ export type LoginAttempt =
       readonly refused: null;
       /** Reports the credential check's outcome: a failure keeps the reserved units, a success returns them. */
       settle(succeeded: boolean): Promise<void>;
+      /** The check never ran (the attempt was shed): gives every reserved unit back, counts nothing, locks nothing. */
+      release(): Promise<void>;
     };
 
 export interface LoginFlowOptions {
@@ -87,6 +89,9 @@ export class LoginFlow {
     }
     return {
       refused: null,
+      release: async () => {
+        await releaseAll();
+      },
       settle: async (succeeded) => {
         if (succeeded) {
           await Promise.all(

@@ -21,7 +21,7 @@ export type ControlMode = 'enforce' | 'shadow';
 /** Who is asking, as the policy keys it. A part the caller lacks is null. */
 export interface Caller {
   readonly userId: number | null;
-  /** The account in its normal form (src/auth/email.ts): the signed-in user's, or the one a login names. */
+  /** The account in its normal form (src/email.ts): the signed-in user's, or the one a login names. */
   readonly account: string | null;
   /** The device id of a valid device cookie (src/auth/devices.ts) the caller presents, known to the server. */
   readonly deviceId: string | null;

@@ -10,6 +10,7 @@ import Fastify from 'fastify';
 import type { Page } from 'playwright-core';
 import { buildApp } from '../../src/app.ts';
 import { ApiClient, MemoryCookieJar } from '../../src/client/index.ts';
+import { ManualClock } from '../../src/clock.ts';
 import { portalPlugin } from '../../src/http/plugins/portal.ts';
 import { ensurePortalBuilt } from '../../web/build.ts';
 import { DEMO_PASSWORD, testConfig } from '../helpers/app.ts';
@@ -88,8 +89,12 @@ describe('the portal', { skip: skipWithoutChromium() }, () => {
   it('disables Reassign with a countdown on a 429, and enables it again when the wait is over', {
     timeout: 60_000,
   }, async (t) => {
-    const base = await startPortal(t, { RATE_LIMIT_BULK: '2/3s' });
+    // The server's clock stands still and the browser's flows from the same time; both are moved
+    // by the three seconds of the window together below, instead of waiting them out.
+    const clock = new ManualClock(Date.now());
+    const base = await startPortal(t, { RATE_LIMIT_BULK: '2/3s' }, clock);
     const page = await openBrowser(t);
+    await page.clock.install({ time: clock.now() });
     await signIn(page, base);
     await waitForText(page, '#bulk-budget', '2 of 2 bulk reassignments left in this 3-second window.');
     await taskCheckbox(page, 10).check();
@@ -109,8 +114,11 @@ describe('the portal', { skip: skipWithoutChromium() }, () => {
     await waitForText(page, '#bulk-budget', '0 of 2 bulk reassignments left');
     assert.equal(await page.locator('#reassign').isDisabled(), true);
 
-    // Real waiting, about three seconds: the button comes back by itself.
-    await page.locator('#reassign:enabled').waitFor({ timeout: 10_000 });
+    // Three seconds on: the window's first admission has left on the server, the countdown has
+    // run out in the browser, and the button comes back by itself.
+    clock.advance(3_000);
+    await page.clock.runFor(3_000);
+    await page.locator('#reassign:enabled').waitFor();
     assert.equal(await page.locator('#bulk-countdown').count(), 0);
     await waitForText(page, '#bulk-outcome', 'You can reassign again.');
     await page.getByRole('button', { name: 'Reassign 1 task' }).click();

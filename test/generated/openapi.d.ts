@@ -42,6 +42,24 @@ export interface paths {
             };
           };
         };
+        /** @description The service cannot answer now: wait Retry-After seconds. */
+        503: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "DATABASE_UNAVAILABLE";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            };
+          };
+        };
       };
     };
   };
@@ -202,13 +220,13 @@ export interface paths {
             "Retry-After": number;
           };
           content: {
-            "application/json": components["schemas"]["Error"] & {
+            "application/json": components["schemas"]["Error"] & ({
               /** @enum {string} */
-              code: "RATE_LIMIT_STORE_UNAVAILABLE";
+              code: "DATABASE_UNAVAILABLE" | "LOGIN_BUSY" | "RATE_LIMIT_STORE_UNAVAILABLE";
               message: string;
               /** @description Seconds to wait. */
               retryAfter: number;
-            };
+            });
           };
         };
       };
@@ -438,13 +456,13 @@ export interface paths {
             "Retry-After": number;
           };
           content: {
-            "application/json": components["schemas"]["Error"] & {
+            "application/json": components["schemas"]["Error"] & ({
               /** @enum {string} */
-              code: "RATE_LIMIT_STORE_UNAVAILABLE";
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
               message: string;
               /** @description Seconds to wait. */
               retryAfter: number;
-            };
+            });
           };
         };
       };
@@ -571,13 +589,13 @@ export interface paths {
             "Retry-After": number;
           };
           content: {
-            "application/json": components["schemas"]["Error"] & {
+            "application/json": components["schemas"]["Error"] & ({
               /** @enum {string} */
-              code: "RATE_LIMIT_STORE_UNAVAILABLE";
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
               message: string;
               /** @description Seconds to wait. */
               retryAfter: number;
-            };
+            });
           };
         };
       };
@@ -743,13 +761,13 @@ export interface paths {
             "Retry-After": number;
           };
           content: {
-            "application/json": components["schemas"]["Error"] & {
+            "application/json": components["schemas"]["Error"] & ({
               /** @enum {string} */
-              code: "RATE_LIMIT_STORE_UNAVAILABLE";
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
               message: string;
               /** @description Seconds to wait. */
               retryAfter: number;
-            };
+            });
           };
         };
       };
@@ -934,13 +952,13 @@ export interface paths {
             "Retry-After": number;
           };
           content: {
-            "application/json": components["schemas"]["Error"] & {
+            "application/json": components["schemas"]["Error"] & ({
               /** @enum {string} */
-              code: "RATE_LIMIT_STORE_UNAVAILABLE";
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
               message: string;
               /** @description Seconds to wait. */
               retryAfter: number;
-            };
+            });
           };
         };
       };
@@ -1067,13 +1085,13 @@ export interface paths {
             "Retry-After": number;
           };
           content: {
-            "application/json": components["schemas"]["Error"] & {
+            "application/json": components["schemas"]["Error"] & ({
               /** @enum {string} */
-              code: "RATE_LIMIT_STORE_UNAVAILABLE";
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
               message: string;
               /** @description Seconds to wait. */
               retryAfter: number;
-            };
+            });
           };
         };
       };
@@ -1200,13 +1218,13 @@ export interface paths {
             "Retry-After": number;
           };
           content: {
-            "application/json": components["schemas"]["Error"] & {
+            "application/json": components["schemas"]["Error"] & ({
               /** @enum {string} */
-              code: "RATE_LIMIT_STORE_UNAVAILABLE";
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
               message: string;
               /** @description Seconds to wait. */
               retryAfter: number;
-            };
+            });
           };
         };
       };
@@ -1487,13 +1505,13 @@ export interface paths {
             "Retry-After": number;
           };
           content: {
-            "application/json": components["schemas"]["Error"] & {
+            "application/json": components["schemas"]["Error"] & ({
               /** @enum {string} */
-              code: "RATE_LIMIT_STORE_UNAVAILABLE";
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
               message: string;
               /** @description Seconds to wait. */
               retryAfter: number;
-            };
+            });
           };
         };
       };
@@ -1547,13 +1565,13 @@ export interface paths {
             "Retry-After": number;
           };
           content: {
-            "application/json": components["schemas"]["Error"] & {
+            "application/json": components["schemas"]["Error"] & ({
               /** @enum {string} */
-              code: "RATE_LIMIT_STORE_UNAVAILABLE";
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
               message: string;
               /** @description Seconds to wait. */
               retryAfter: number;
-            };
+            });
           };
         };
       };
@@ -1711,13 +1729,13 @@ export interface paths {
             "Retry-After": number;
           };
           content: {
-            "application/json": components["schemas"]["Error"] & {
+            "application/json": components["schemas"]["Error"] & ({
               /** @enum {string} */
-              code: "RATE_LIMIT_STORE_UNAVAILABLE";
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
               message: string;
               /** @description Seconds to wait. */
               retryAfter: number;
-            };
+            });
           };
         };
       };
@@ -1952,13 +1970,186 @@ export interface paths {
             "Retry-After": number;
           };
           content: {
-            "application/json": components["schemas"]["Error"] & {
+            "application/json": components["schemas"]["Error"] & ({
               /** @enum {string} */
-              code: "RATE_LIMIT_STORE_UNAVAILABLE";
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
               message: string;
               /** @description Seconds to wait. */
               retryAfter: number;
+            });
+          };
+        };
+      };
+    };
+  };
+  "/api/admin/login-pressure": {
+    /** Whether this instance's login path is shedding attempts, and its hashing gate's queues (admins only) */
+    get: {
+      responses: {
+        /** @description OK */
+        200: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": {
+              underPressure: boolean;
+              /** Format: date-time */
+              since: string | null;
+              /** Format: date-time */
+              lastShedAt: string | null;
+              shedAttempts: number;
+              instance: string;
+              gate: {
+                concurrency: number;
+                running: number;
+                queued: {
+                  known: number;
+                  shared: number;
+                };
+                checkMs: number;
+                maxWaitMs: number;
+              };
             };
+          };
+        };
+        /** @description No valid session, or wrong credentials. */
+        401: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNAUTHENTICATED";
+              message: string;
+            };
+          };
+        };
+        /** @description The CSRF token is missing or invalid, or the role does not allow this. */
+        403: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "FORBIDDEN";
+              message: string;
+            };
+          };
+        };
+        /** @description A rate-limit control refused: wait Retry-After seconds. */
+        429: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit": number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining": number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset": number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy": string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "API_RATE_LIMIT_AUTHENTICATED" | "API_RATE_LIMIT_UNAUTHENTICATED";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+        /** @description Something failed on our side; the answer shows nothing of it. */
+        500: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "INTERNAL_ERROR";
+              message: string;
+            };
+          };
+        };
+        /** @description The service cannot answer now: wait Retry-After seconds. */
+        503: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
           };
         };
       };
@@ -1997,7 +2188,7 @@ export interface paths {
                   /** Format: date-time */
                   at: string;
                   /** @enum {string} */
-                  type: "lock-started" | "admin-reset" | "known-device-refused";
+                  type: "lock-started" | "admin-reset" | "known-device-refused" | "login-pressure-started" | "login-pressure-ended";
                   control: string;
                   email: string | null;
                   address: string | null;
@@ -2156,13 +2347,13 @@ export interface paths {
             "Retry-After": number;
           };
           content: {
-            "application/json": components["schemas"]["Error"] & {
+            "application/json": components["schemas"]["Error"] & ({
               /** @enum {string} */
-              code: "RATE_LIMIT_STORE_UNAVAILABLE";
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
               message: string;
               /** @description Seconds to wait. */
               retryAfter: number;
-            };
+            });
           };
         };
       };

@@ -1,6 +1,7 @@
 // Builds the real app for a test (own clock, own store, shared test database) and talks to it over HTTP.
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.ts';
+import type { PasswordHasher } from '../../src/auth/passwords.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
 import { DEMO_PASSWORD } from '../../src/db/seed.ts';
@@ -22,6 +23,8 @@ export interface TestAppOptions {
   readonly store?: RateLimitStore;
   /** A whole store stack (createStore's, or a failover over a fake remote store); wins over `store`. */
   readonly stack?: StoreStack;
+  /** What computes password hashes (a HeldHasher to hold checks); argon2id by default. */
+  readonly hasher?: PasswordHasher;
 }
 
 export interface TestApp {
@@ -53,6 +56,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     clock,
     database: database.db,
     store: options.stack ?? (options.store && localStack(options.store)),
+    hasher: options.hasher,
   });
   await app.ready();
   // Every answer a test sees must match the OpenAPI document: status, body and headers.

@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { chromium, type Page } from 'playwright-core';
-import { buildApp } from '../../src/app.ts';
-import { systemClock } from '../../src/clock.ts';
+import { type AppOptions, buildApp } from '../../src/app.ts';
+import { type Clock, systemClock } from '../../src/clock.ts';
 import { testConfig } from './app.ts';
 import { testDatabase } from './database.ts';
 import { servicesRequired } from './services.ts';
@@ -24,13 +24,18 @@ export function skipWithoutChromium(): string | false {
 }
 
 /**
- * The real app on a free port, on the real clock: the countdowns here are waited out for real,
- * because the browser's timers cannot be moved together with a fake server clock.
+ * The real app on a free port, on the real clock by default. A test that waits out a countdown
+ * passes a ManualClock instead and moves it together with the browser's (page.clock).
  */
-export async function startPortal(t: TestContext, env: Record<string, string> = {}): Promise<string> {
+export async function startPortal(
+  t: TestContext,
+  env: Record<string, string> = {},
+  clock: Clock = systemClock,
+  options: Pick<AppOptions, 'hasher'> = {},
+): Promise<string> {
   const database = await testDatabase('embedded');
   await database.reset();
-  const app = await buildApp(testConfig(env), { clock: systemClock, database: database.db });
+  const app = await buildApp(testConfig(env), { clock, database: database.db, ...options });
   t.after(() => app.close());
   await app.listen({ port: 0, host: '127.0.0.1' });
   return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;

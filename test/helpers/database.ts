@@ -1,6 +1,7 @@
 // Test databases: one embedded PGlite per test file, or a private schema on a real PostgreSQL.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { hashPassword } from '../../src/auth/passwords.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { resetDemoTasks, seedDemo } from '../../src/db/seed.ts';
@@ -8,6 +9,8 @@ import { POSTGRES_URL } from './services.ts';
 
 export type DatabaseKind = 'embedded' | 'postgres';
 export const TEST_PASSWORD_HASH_COST = 64;
+/** The demo accounts' hashes at the tests' cheap cost. */
+export const testHash = (password: string) => hashPassword(password, TEST_PASSWORD_HASH_COST);
 
 export interface TestDatabase {
   readonly kind: DatabaseKind;
@@ -47,7 +50,7 @@ export function privateTestDatabase(kind: DatabaseKind, { prepared = true } = {}
 
 async function prepare(db: Database): Promise<void> {
   await migrate(db, async (connection) => {
-    await seedDemo(connection, TEST_PASSWORD_HASH_COST);
+    await seedDemo(connection, testHash);
   });
 }
 

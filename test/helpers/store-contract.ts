@@ -117,12 +117,18 @@ export function storeContract(makeStore: StoreFactory): void {
         const { clock, consume } = await setup(t);
         const random = seeded(rule.limit);
         const admittedAt: number[] = [];
+        let refused = 0;
         for (let step = 0; step < 150; step++) {
           clock.advance(Math.floor(random() * random() * (rule.windowMs / 4)));
           const burst = Math.floor(random() * (rule.limit / 2));
-          for (let i = 0; i < burst; i++) if ((await consume(rule)).allowed) admittedAt.push(clock.now());
+          for (let i = 0; i < burst; i++) {
+            if ((await consume(rule)).allowed) admittedAt.push(clock.now());
+            else refused++;
+          }
         }
         assert.ok(admittedAt.length > rule.limit * 2, 'the sequence spans several windows');
+        // The bursts come faster than the budget allows: without refusals the check below proves nothing.
+        assert.ok(refused > rule.limit, `only ${refused} refusals: the sequence never pressed on the limit`);
         for (let i = 0; i < admittedAt.length; i++) {
           const inWindow = admittedAt.filter(
             (t0) => t0 > admittedAt[i]! - rule.windowMs && t0 <= admittedAt[i]!,

@@ -221,6 +221,27 @@ describe('ApiClient', () => {
     assert.deepEqual(waits, [30_000]);
   });
 
+  it('waits out a 503 that names its Retry-After as it does a 429, and throws LOGIN_BUSY from a login', async (t) => {
+    const { client } = await serve(t);
+    const waits: number[] = [];
+    let busy = 0;
+    // A server (or a proxy before it) too busy for the first try of each call: 503, come back in 2 s.
+    const busyOnce: typeof fetch = async (input, init) => {
+      if (busy++ % 2 === 1) return fetch(input, init);
+      const body = { code: 'LOGIN_BUSY', message: 'Sign-in is very busy right now.', retryAfter: 2 };
+      return new Response(JSON.stringify(body), {
+        status: 503,
+        headers: { 'content-type': 'application/json', 'retry-after': '2' },
+      });
+    };
+    const alice = client({ retry: true, fetch: busyOnce, sleep: async (ms) => void waits.push(ms) });
+    assert.ok((await alice.csrf()).length > 0, 'the GET was retried after the 503');
+    assert.deepEqual(waits, [2000]);
+    const refused = await rejects(alice.login(ALICE, DEMO_PASSWORD));
+    assert.deepEqual([refused.status, refused.code, refused.retryAfter], [503, 'LOGIN_BUSY', 2]);
+    assert.deepEqual(waits, [2000], 'a login is not retried by the client: the page decides');
+  });
+
   it('retries only once: a second 429 is thrown', async (t) => {
     const { client } = await serve(t, { RATE_LIMIT_AUTHENTICATED: '1/30s' });
     let waits = 0;

@@ -8,6 +8,7 @@ import { DEMO_PASSWORD } from '../../src/db/seed.ts';
 import { MemoryStore } from '../../src/rate-limit/stores/memory-store.ts';
 import { createTestApp } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
+import { scrapeMetrics } from '../helpers/metrics.ts';
 import { assertRefused } from '../helpers/rate-limit-headers.ts';
 
 after(closeTestDatabases);
@@ -56,7 +57,7 @@ describe('HEAD on the exempt GET routes', () => {
   it('spends exactly one unit per HEAD on a generic route, and counts it once', async (t) => {
     // Each route gets its checks at registration; Fastify copies a GET's options for its HEAD twin,
     // so a check added twice would spend twice.
-    const { client, close } = await createTestApp({ env: { RATE_LIMIT_UNAUTHENTICATED: '5/1m' } });
+    const { app, client, close } = await createTestApp({ env: { RATE_LIMIT_UNAUTHENTICATED: '5/1m' } });
     t.after(close);
     const caller = client();
     const remaining: unknown[] = [];
@@ -65,7 +66,7 @@ describe('HEAD on the exempt GET routes', () => {
       remaining.push(response.headers['ratelimit-remaining']);
     }
     assert.deepEqual(remaining, ['4', '3', '2']);
-    const metrics = (await caller.get('/metrics')).body;
+    const metrics = await scrapeMetrics(app);
     assert.match(
       metrics,
       /http_requests_total\{method="HEAD",route="\/api\/employee\/tasks",status="401"\} 3/,

@@ -74,6 +74,21 @@ describe('POST /api/auth/login from a known device', () => {
     assert.equal((await bobs.login(BOB)).statusCode, 200);
   });
 
+  it('gives the address back its unit when another account’s device is refused by a locked account', async (t) => {
+    const app = await deviceApp(t, { env: { RATE_LIMIT_LOGIN_ACCOUNT: '1/15m' } });
+    const alices = await ownersBrowser(app, ALICE);
+    await lock(app, BOB, 1);
+    // A valid device cookie skips the early looks; for bob's account it is an unknown device, so the
+    // address's unit is reserved before the account's refuses, and must be given back.
+    for (let i = 0; i < 5; i++)
+      assertRefused(await alices.login(BOB, WRONG), 'LOGIN_RATE_LIMIT', 'login-account');
+    const { controls } = (await alices.get('/api/rate-limits')).json<{
+      controls: { control: string; limit: number; remaining: number }[];
+    }>();
+    const address = controls.find((c) => c.control === 'login-ip');
+    assert.deepEqual(address && [address.limit, address.remaining], [100, 100], 'no failure was checked');
+  });
+
   it('counts a known device’s own failures on login-device only, and refuses it past that budget', async (t) => {
     const app = await deviceApp(t, {
       env: {
@@ -102,6 +117,16 @@ describe('POST /api/auth/login from a known device', () => {
         ['known-device-refused', 'login-device', ALICE],
       ],
     );
+  });
+
+  it('refuses a known device’s 11th failure by default: RATE_LIMIT_LOGIN_DEVICE is 10/15m', async (t) => {
+    const app = await deviceApp(t);
+    const owner = await ownersBrowser(app, ALICE);
+    for (let i = 1; i <= 10; i++)
+      assert.equal((await owner.login(ALICE, WRONG)).statusCode, 401, `failure ${i}`);
+    const refused = assertRefused(await owner.login(ALICE), 'LOGIN_RATE_LIMIT', 'login-device');
+    assert.deepEqual(refused.policy, { name: 'login-device', q: 10, w: 900 });
+    assert.equal(refused.retryAfter, 900);
   });
 
   it('never lets parallel wrong guesses from one known device exceed its budget', async (t) => {

@@ -1,6 +1,8 @@
 // Contract §5, login failures: per account and per address, checked before the password, counted atomically.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { ManualClock } from '../../src/clock.ts';
+import { MemoryStore } from '../../src/rate-limit/stores/memory-store.ts';
 import { createTestApp } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
 import { assertNoRateLimitHeaders, assertRefused } from '../helpers/rate-limit-headers.ts';
@@ -97,6 +99,24 @@ describe('POST /api/auth/login under the login-failure limiter', () => {
     const codes = responses.map((r) => r.json<{ code: string }>().code);
     assert.equal(codes.filter((c) => c === 'INVALID_CREDENTIALS').length, 5);
     assert.equal(codes.filter((c) => c === 'LOGIN_RATE_LIMIT').length, 20);
+  });
+
+  it('refuses an address over its budget before it leaves state for the accounts it names', async (t) => {
+    const clock = new ManualClock();
+    const store = new MemoryStore({ clock, sweepIntervalMs: 0 });
+    const { client, close } = await createTestApp({ clock, store, env: { RATE_LIMIT_LOGIN_IP: '5/15m' } });
+    t.after(close);
+    const sprayer = client();
+    await sprayer.fetchCsrf();
+    const keysBefore = store.size;
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => sprayer.login(`sprayed-${i}@example.com`, WRONG)),
+    );
+    const codes = responses.map((r) => r.json<{ code: string }>().code);
+    assert.equal(codes.filter((c) => c === 'INVALID_CREDENTIALS').length, 5);
+    assert.equal(codes.filter((c) => c === 'LOGIN_RATE_LIMIT').length, 15);
+    // The address's key, and one per account of the 5 attempts the address let through: no more.
+    assert.equal(store.size - keysBefore, 1 + 5);
   });
 
   it('lets an admin clear an account’s lock', async (t) => {

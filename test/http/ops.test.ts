@@ -63,6 +63,7 @@ describe('GET /docs/json', () => {
       'POST /api/admin/login-locks/reset',
       'GET /api/admin/login-locks',
       'GET /api/admin/security-events',
+      'GET /api/admin/login-pressure',
     ];
     for (const route of contract) assert.ok(routes.includes(route), `${route} is documented`);
     assert.deepEqual(routes.filter((route) => route.includes(' /api')).sort(), [...contract].sort());

@@ -3,8 +3,6 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it, type TestContext } from 'node:test';
 import { schedulePurge } from '../../src/auth/purge-schedule.ts';
-import type { SecurityEvent } from '../../src/auth/security-event.ts';
-import { SECURITY_EVENT_TYPES as SERVER_EVENT_TYPES } from '../../src/auth/security-event.ts';
 import { SECURITY_EVENT_PURGE_INTERVAL_MS } from '../../src/auth/security-event-log.ts';
 import {
   ApiClient,
@@ -13,6 +11,8 @@ import {
   SECURITY_EVENT_TYPES,
 } from '../../src/client/index.ts';
 import type { StoredSecurityEvent } from '../../src/db/repositories/security-events.ts';
+import type { SecurityEvent } from '../../src/security-event.ts';
+import { SECURITY_EVENT_TYPES as SERVER_EVENT_TYPES } from '../../src/security-event.ts';
 import {
   createTestApp,
   DEMO_PASSWORD,

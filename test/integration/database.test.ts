@@ -12,9 +12,9 @@ import {
   closeTestDatabases,
   type DatabaseKind,
   privateTestDatabase,
-  TEST_PASSWORD_HASH_COST,
   type TestDatabase,
   testDatabase,
+  testHash,
 } from '../helpers/database.ts';
 import { skipUnless } from '../helpers/services.ts';
 
@@ -164,7 +164,7 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
   describe(`migrations and seed (${kind})`, { skip }, () => {
     it('skips the seed when the database is not empty', async () => {
       const { db } = await testDatabase(kind);
-      assert.equal(await seedDemo(db, TEST_PASSWORD_HASH_COST), false);
+      assert.equal(await seedDemo(db, testHash), false);
       const [row] = await db.query<{ count: number }>('SELECT count(*)::int AS count FROM users');
       assert.equal(row!.count, 4);
     });
@@ -186,7 +186,7 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
       try {
         const seeded: boolean[] = [];
         const seed = async (connection: Parameters<typeof seedDemo>[0]) => {
-          seeded.push(await seedDemo(connection, TEST_PASSWORD_HASH_COST));
+          seeded.push(await seedDemo(connection, testHash));
         };
         const applied = await Promise.all([migrate(fresh.db, seed), migrate(second, seed)]);
         assert.deepEqual(applied.flat(), await migrationFiles());

@@ -12,6 +12,7 @@ import { ManualClock, systemClock } from '../../src/clock.ts';
 import { createStore } from '../../src/rate-limit/stores/create-store.ts';
 import { createTestApp, type Response, type TestApp, type TestClient, testConfig } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
+import { scrapeMetrics } from '../helpers/metrics.ts';
 import { uniquePrefix } from '../helpers/redis.ts';
 import { RedisServer, skipUnlessRedisBinaries } from '../helpers/redis-server.ts';
 import { MemoryLog } from '../helpers/store-doubles.ts';
@@ -78,7 +79,7 @@ async function burst(client: TestClient, count: number, allow5xx = false): Promi
  * at least the command timeout.
  */
 async function slowDecisions(app: TestApp): Promise<number> {
-  const body = (await app.app.inject({ method: 'GET', url: '/metrics' })).body;
+  const body = await scrapeMetrics(app.app);
   const labels = 'control="api-authenticated",operation="consume"';
   const value = (series: string) =>
     Number(
@@ -139,7 +140,7 @@ describe('Redis outage, RATE_LIMIT_STORE_FAILURE=local (the default)', { skip },
       status: 200,
       body: { status: 'degraded', database: 'up', redis: 'down' },
     });
-    const metrics = (await a.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const metrics = await scrapeMetrics(a.app);
     assert.match(metrics, /rate_limit_store_degraded\{store="redis",failure_mode="local"\} 1/);
     assert.match(metrics, /rate_limit_redis_errors_total [1-9]/);
     assert.match(metrics, /rate_limit_refusals_total\{code="API_RATE_LIMIT_AUTHENTICATED"\} 4/);
@@ -161,7 +162,7 @@ describe('Redis outage, RATE_LIMIT_STORE_FAILURE=local (the default)', { skip },
     assert.deepEqual(await burst(alice, 6), { 200: 6 });
     assert.deepEqual(await burst(aliceOnB, 6), { 200: 4, '429 API_RATE_LIMIT_AUTHENTICATED': 2 });
     assert.notEqual(await server.cli('KEYS', `${prefix}*`), '');
-    const after = (await a.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const after = await scrapeMetrics(a.app);
     assert.match(after, /rate_limit_store_degraded\{store="redis",failure_mode="local"\} 0/);
   });
 

@@ -1,11 +1,13 @@
 // The real entry point as a process: start on embedded defaults, print the demo accounts, serve, stop on SIGTERM.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../helpers/redis-server.ts';
 
 const SERVER = fileURLToPath(new URL('../../src/server.ts', import.meta.url));
 const directories: string[] = [];
@@ -23,6 +25,7 @@ function start(env: Record<string, string>): {
       LOG_LEVEL: 'info',
       PASSWORD_HASH_COST: '64',
       PORT: '0',
+      METRICS_PORT: '0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -46,6 +49,30 @@ async function listeningUrl(output: () => string, exited: Promise<number | null>
   throw new Error(`the server did not start:\n${output()}`);
 }
 
+/** The TCP ports `pid` listens on, from its socket descriptors and the kernel's socket tables. */
+function listeningPorts(pid: number): number[] {
+  const inodes = new Set(
+    readdirSync(`/proc/${pid}/fd`).flatMap((fd) => {
+      try {
+        const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+        return match ? [match[1]!] : [];
+      } catch {
+        return []; // closed meanwhile
+      }
+    }),
+  );
+  const ports: number[] = [];
+  for (const table of [`/proc/${pid}/net/tcp`, `/proc/${pid}/net/tcp6`]) {
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      // fields: sl, local address, remote address, state (0A: LISTEN), …, inode (the 10th)
+      if (fields[3] === '0A' && inodes.has(fields[9]!))
+        ports.push(Number.parseInt(fields[1]!.split(':')[1]!, 16));
+    }
+  }
+  return ports.sort((a, b) => a - b);
+}
+
 describe('src/server.ts', () => {
   it('seeds and prints the demo accounts, serves, and exits 0 on SIGTERM', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'tp-server-'));
@@ -66,6 +93,35 @@ describe('src/server.ts', () => {
     server.child.kill('SIGTERM');
     assert.equal(await server.exited, 0);
     assert.match(server.output(), /shutting down/);
+  });
+
+  it('serves /metrics on METRICS_PORT only, and listens on no second port with METRICS_PORT=0', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'tp-server-'));
+    directories.push(dataDir);
+    const metricsPort = await freePort();
+    const server = start({ DATA_DIR: dataDir, METRICS_PORT: String(metricsPort) });
+    const url = await listeningUrl(server.output, server.exited);
+    assert.match(
+      server.output(),
+      new RegExp(`Metrics listening at http://127\\.0\\.0\\.1:${metricsPort}/metrics`),
+    );
+    assert.equal(listeningPorts(server.child.pid!).length, 2);
+    const scraped = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    assert.equal(scraped.status, 200);
+    assert.match(await scraped.text(), /^# TYPE http_requests_total counter$/m);
+    const publicPort = await fetch(`${url}/metrics`);
+    assert.equal(publicPort.status, 404);
+    assert.equal(((await publicPort.json()) as { code: string }).code, 'NOT_FOUND');
+    server.child.kill('SIGTERM');
+    assert.equal(await server.exited, 0);
+    await assert.rejects(fetch(`http://127.0.0.1:${metricsPort}/metrics`), 'closed with the app');
+
+    const without = start({ DATA_DIR: dataDir, METRICS_PORT: '0' });
+    const publicUrl = await listeningUrl(without.output, without.exited);
+    assert.deepEqual(listeningPorts(without.child.pid!), [Number(new URL(publicUrl).port)]);
+    assert.doesNotMatch(without.output(), /Metrics listening/);
+    without.child.kill('SIGTERM');
+    assert.equal(await without.exited, 0);
   });
 
   it('logs one line per answered request, with its fields and none of its secrets', async (t) => {

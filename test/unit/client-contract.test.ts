@@ -13,6 +13,7 @@ import {
   type User as ClientUser,
   CONTROL_NAMES,
   type ControlReport,
+  type LoginPressure,
   type ServerErrorCode,
   TASK_STATUSES,
 } from '../../src/client/index.ts';
@@ -24,6 +25,7 @@ import {
 } from '../../src/db/repositories/tasks.ts';
 import type { Role, User } from '../../src/db/repositories/users.ts';
 import { ERRORS, type ErrorCode } from '../../src/errors.ts';
+import type { LoginPressureReport } from '../../src/http/routes/login-pressure.ts';
 import { BULK_MAX_TASKS as SERVER_BULK_MAX_TASKS } from '../../src/limits.ts';
 import type { RateLimitReport } from '../../src/rate-limit/engine.ts';
 import { CONTROLS, type ControlName } from '../../src/rate-limit/policy.ts';
@@ -34,6 +36,7 @@ type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ?
 const sameType = <A, B>(_proof: Equal<A, B>): void => {};
 /** The client's shapes are read-only views of the server's JSON; compare them without that. */
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+type DeepMutable<T> = { -readonly [K in keyof T]: T[K] extends object ? DeepMutable<T[K]> : T[K] };
 
 const sorted = (values: Iterable<string>) => [...values].sort();
 
@@ -65,6 +68,10 @@ describe('client contract', () => {
   it('allows as many tasks per bulk request as the server', () => {
     sameType<typeof BULK_MAX_TASKS, typeof SERVER_BULK_MAX_TASKS>(true);
     assert.equal(BULK_MAX_TASKS, SERVER_BULK_MAX_TASKS);
+  });
+
+  it('reads GET /api/admin/login-pressure as the server writes it', () => {
+    sameType<DeepMutable<LoginPressure>, LoginPressureReport>(true);
   });
 
   it('lists the task statuses of the server, in its order', () => {

@@ -1,5 +1,6 @@
 // loadConfig: the contract's defaults, and one error naming every invalid variable and its expected form.
 import assert from 'node:assert/strict';
+import { availableParallelism } from 'node:os';
 import { after, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
@@ -31,14 +32,23 @@ describe('loadConfig defaults', () => {
     assert.equal(config.redis.url, null);
     assert.equal(config.seedDemo, true);
     assert.equal(config.trustProxy, false);
-    const { bulk, authenticated, unauthenticated, loginAccount, loginIp, ipv6Prefix, storeFailure } =
-      config.rateLimits;
+    const {
+      bulk,
+      authenticated,
+      unauthenticated,
+      loginAccount,
+      loginIp,
+      loginDevice,
+      ipv6Prefix,
+      storeFailure,
+    } = config.rateLimits;
     const fifteenMinutes = 15 * 60_000;
     assert.deepEqual(bulk, { limit: 30, windowMs: fifteenMinutes });
     assert.deepEqual(authenticated, { limit: 1000, windowMs: fifteenMinutes });
     assert.deepEqual(unauthenticated, { limit: 100, windowMs: fifteenMinutes });
     assert.deepEqual(loginAccount, { limit: 10, windowMs: fifteenMinutes });
     assert.deepEqual(loginIp, { limit: 100, windowMs: fifteenMinutes });
+    assert.deepEqual(loginDevice, { limit: 10, windowMs: fifteenMinutes });
     assert.equal(ipv6Prefix, 64);
     assert.equal(storeFailure, 'local');
   });
@@ -71,6 +81,7 @@ describe('loadConfig rate-limit budgets', () => {
     RATE_LIMIT_UNAUTHENTICATED: 'unauthenticated',
     RATE_LIMIT_LOGIN_ACCOUNT: 'loginAccount',
     RATE_LIMIT_LOGIN_IP: 'loginIp',
+    RATE_LIMIT_LOGIN_DEVICE: 'loginDevice',
   } as const;
 
   it('reads <count>/<duration> with the units ms, s, m and h', () => {
@@ -147,6 +158,41 @@ describe('loadConfig rate-limit budgets', () => {
         `${name} is named`,
       );
     }
+  });
+});
+
+describe('loadConfig login gate (contract §11)', () => {
+  it('runs as many checks as the CPUs, waits at most 1 s, and leaves libuv 4 threads beside the checks', () => {
+    const { loginGate, threadPoolSize } = loadConfig({});
+    assert.equal(loginGate.concurrency, availableParallelism());
+    assert.equal(loginGate.maxWaitMs, 1000);
+    assert.equal(threadPoolSize, availableParallelism() + 4);
+  });
+
+  it('reads LOGIN_HASH_CONCURRENCY, LOGIN_QUEUE_MAX_WAIT as a duration, and a large enough UV_THREADPOOL_SIZE', () => {
+    const config = loadConfig({
+      LOGIN_HASH_CONCURRENCY: '3',
+      LOGIN_QUEUE_MAX_WAIT: '250ms',
+      UV_THREADPOOL_SIZE: '16',
+    });
+    assert.deepEqual(config.loginGate, { concurrency: 3, maxWaitMs: 250 });
+    assert.equal(config.threadPoolSize, 16);
+    assert.equal(loadConfig({ LOGIN_HASH_CONCURRENCY: '8' }).threadPoolSize, 12);
+  });
+
+  it('names each invalid variable, and a pool too small for the checks and the files', () => {
+    const problems = problemsOf({
+      LOGIN_HASH_CONCURRENCY: '0',
+      LOGIN_QUEUE_MAX_WAIT: '5',
+    });
+    assert.equal(problems.length, 2);
+    assert.match(problems[0]!, /^LOGIN_HASH_CONCURRENCY="0" is invalid: expected an integer from 1 to 1020$/);
+    assert.match(problems[1]!, /^LOGIN_QUEUE_MAX_WAIT="5" is invalid: expected a duration/);
+    assert.match(problemsOf({ LOGIN_QUEUE_MAX_WAIT: '2m' })[0]!, /^LOGIN_QUEUE_MAX_WAIT="2m"/);
+    assert.match(
+      problemsOf({ LOGIN_HASH_CONCURRENCY: '4', UV_THREADPOOL_SIZE: '4' })[0]!,
+      /^UV_THREADPOOL_SIZE="4" is invalid: expected an integer from 8 \(LOGIN_HASH_CONCURRENCY \+ 4\) to 1024$/,
+    );
   });
 });
 
@@ -253,5 +299,52 @@ describe('loadConfig service URLs', () => {
       const problems = problemsOf({ DATABASE_URL: value });
       assert.ok(problems[0]!.includes('DATABASE_URL'), problems[0]);
     }
+  });
+});
+
+describe('loadConfig faults (contract §13)', () => {
+  it('defaults DATABASE_STATEMENT_TIMEOUT to 5s and SHUTDOWN_TIMEOUT to 10s, and reads durations', () => {
+    const defaults = loadConfig({});
+    assert.equal(defaults.databaseStatementTimeoutMs, 5_000);
+    assert.equal(defaults.shutdownTimeoutMs, 10_000);
+    const set = loadConfig({ DATABASE_STATEMENT_TIMEOUT: '1500ms', SHUTDOWN_TIMEOUT: '30s' });
+    assert.equal(set.databaseStatementTimeoutMs, 1_500);
+    assert.equal(set.shutdownTimeoutMs, 30_000);
+  });
+
+  it('names both variables and their expected form when they are not durations in range', () => {
+    assert.deepEqual(problemsOf({ DATABASE_STATEMENT_TIMEOUT: '5', SHUTDOWN_TIMEOUT: '500ms' }), [
+      'DATABASE_STATEMENT_TIMEOUT="5" is invalid: expected a duration from 100ms to 10m, such as 5s',
+      'SHUTDOWN_TIMEOUT="500ms" is invalid: expected a duration from 1s to 10m, such as 10s',
+    ]);
+    assert.deepEqual(problemsOf({ DATABASE_STATEMENT_TIMEOUT: '11m' }), [
+      'DATABASE_STATEMENT_TIMEOUT="11m" is invalid: expected a duration from 100ms to 10m, such as 5s',
+    ]);
+  });
+});
+
+describe('loadConfig METRICS_PORT and METRICS_HOST', () => {
+  it('listens for /metrics on 127.0.0.1:9464 by default, elsewhere when told, and nowhere with 0', () => {
+    assert.deepEqual(loadConfig({}).metrics, { host: '127.0.0.1', port: 9464 });
+    assert.deepEqual(loadConfig({ METRICS_HOST: '0.0.0.0', METRICS_PORT: '9100' }).metrics, {
+      host: '0.0.0.0',
+      port: 9100,
+    });
+    assert.equal(loadConfig({ METRICS_PORT: '0' }).metrics.port, 0);
+    assert.ok(Object.isFrozen(loadConfig({}).metrics));
+  });
+
+  it('names METRICS_PORT and METRICS_HOST when they are invalid, and a METRICS_PORT that is PORT', () => {
+    for (const value of ['-1', '65536', '9464.5', 'metrics', ' 9464x']) {
+      const problems = problemsOf({ METRICS_PORT: value });
+      assert.equal(problems.length, 1, value);
+      assert.match(problems[0]!, /^METRICS_PORT=.* is invalid: expected an integer from 0 to 65535/);
+    }
+    assert.match(problemsOf({ METRICS_HOST: '  ' })[0]!, /^METRICS_HOST=/);
+    const clash = problemsOf({ PORT: '8080', METRICS_PORT: '8080' });
+    assert.equal(clash.length, 1);
+    assert.match(clash[0]!, /^METRICS_PORT=8080 is PORT too/);
+    // PORT=0 picks a free port, which can never be METRICS_PORT's; two zeros are no clash either.
+    assert.equal(loadConfig({ PORT: '0', METRICS_PORT: '0' }).metrics.port, 0);
   });
 });

@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';
-import type { StoreFailureMode } from '../../src/config.ts';
 import { createStore, failoverStack } from '../../src/rate-limit/stores/create-store.ts';
+import type { StoreFailureMode } from '../../src/rate-limit/stores/store.ts';
 import {
   type RateDecision,
   type RateRule,

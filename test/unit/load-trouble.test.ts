@@ -37,6 +37,21 @@ describe('load trouble', () => {
     assert.equal(failure.kind === 'paused' && failure.until, NOW + 30_000);
   });
 
+  it('pauses until Retry-After while the database is away, and says so', () => {
+    const error = new ApiError({
+      status: 503,
+      code: 'DATABASE_UNAVAILABLE',
+      message: 'The database cannot be reached right now.',
+      retryAfter: 2,
+    });
+    const before = Date.now();
+    const failure = sortLoadFailure(error);
+    assert.equal(failure.kind, 'paused');
+    if (failure.kind !== 'paused') return;
+    assert.equal(failure.text, 'The portal cannot reach its database for a moment.');
+    assert.ok(failure.until >= before + 2_000 && failure.until <= Date.now() + 2_000);
+  });
+
   it('shows an error for a 429 that says nothing of how long to wait, and for anything else', () => {
     const vague = new ApiError({ status: 429, code: 'API_RATE_LIMIT_AUTHENTICATED', message: 'Too many.' });
     assert.equal(sortLoadFailure(vague).kind, 'failed');

@@ -6,6 +6,7 @@ import { ManualClock } from '../../src/clock.ts';
 import { LOG_MAX_LIMIT, shapeOf } from '../../src/rate-limit/sliding-window.ts';
 import { MemoryStore } from '../../src/rate-limit/stores/memory-store.ts';
 import type { RateRule } from '../../src/rate-limit/stores/store.ts';
+import { arrivalGaps, bucketLimits, budgets, budgetsWithTraffic } from '../helpers/budget-traffic.ts';
 
 const MINUTE = 60_000;
 
@@ -95,9 +96,9 @@ describe('sliding window, bucket shape (large budgets)', () => {
   });
 });
 
-/** Every admission time of a run of arrivals, for the properties below. */
+/** Every decision of a run of arrivals, with its time, for the properties below. */
 function run(limit: number, windowMs: number, gaps: number[]) {
-  const { clock, consume } = setup(limit, windowMs, 5_000_000);
+  const { clock, store, rule, consume } = setup(limit, windowMs, 5_000_000);
   const admitted: number[] = [];
   const decisions = gaps.map((gap) => {
     clock.advance(gap);
@@ -105,7 +106,19 @@ function run(limit: number, windowMs: number, gaps: number[]) {
     if (decision.allowed) admitted.push(clock.now());
     return { at: clock.now(), ...decision };
   });
-  return { admitted, decisions, clock, consume };
+  return { admitted, decisions, clock, consume, peek: () => store.peek(rule, 'k') };
+}
+
+/**
+ * The traffic always holds more requests than the budget within one window (budget-traffic.ts),
+ * so a run without a refusal means the limiter let them all in: the properties never pass on
+ * traffic that stays under the limit.
+ */
+function assertReachedTheLimit(decisions: readonly { allowed: boolean }[]): void {
+  assert.ok(
+    decisions.some((decision) => !decision.allowed),
+    `no refusal in ${decisions.length} requests that hold more than the budget in one window`,
+  );
 }
 
 /** The most admissions in any half-open interval [t, t + windowMs). */
@@ -119,97 +132,114 @@ function maxInAnyWindow(admitted: number[], windowMs: number): number {
   return most;
 }
 
-const budgets = fc.record({
-  limit: fc.oneof(
-    fc.integer({ min: 1, max: LOG_MAX_LIMIT }),
-    fc.integer({ min: LOG_MAX_LIMIT + 1, max: 300 }),
-  ),
-  windowMs: fc.integer({ min: 16, max: 20_000 }),
-});
-const arrivals = fc.array(fc.integer({ min: 0, max: 2_000 }), { minLength: 1, maxLength: 800 });
+const runs = { numRuns: 300 };
 
-describe('sliding window properties', () => {
+describe('sliding window properties (traffic that fills budgets up to the largest default)', () => {
   it('never admits more than the budget in any interval of the window’s length', () => {
     fc.assert(
-      fc.property(budgets, arrivals, ({ limit, windowMs }, gaps) => {
-        const { admitted } = run(limit, windowMs, gaps);
+      fc.property(budgetsWithTraffic(budgets()), ([{ limit, windowMs }, traffic]) => {
+        const { admitted, decisions } = run(limit, windowMs, arrivalGaps(traffic));
+        assertReachedTheLimit(decisions);
         assert.ok(maxInAnyWindow(admitted, windowMs) <= limit);
       }),
-      { numRuns: 300 },
+      runs,
     );
   });
 
-  it('admits a request that arrives when the reset says (and, for the log, not a millisecond earlier)', () => {
+  it('admits a request that arrives when a refusal’s reset says, and not a millisecond earlier', () => {
     fc.assert(
-      fc.property(budgets, arrivals, ({ limit, windowMs }, gaps) => {
-        const { decisions, clock, consume } = run(limit, windowMs, gaps);
-        const last = decisions[decisions.length - 1]!;
-        if (last.resetMs === 0) return;
-        if (shapeOf(limit, windowMs).kind === 'log') {
-          clock.advance(last.resetMs - 1);
-          assert.equal(consume().allowed, false);
-          clock.advance(1);
-        } else {
-          clock.advance(last.resetMs);
-        }
-        assert.equal(consume().allowed, true);
+      fc.property(budgetsWithTraffic(budgets()), ([{ limit, windowMs }, traffic]) => {
+        const { decisions, clock, consume, peek } = run(limit, windowMs, arrivalGaps(traffic));
+        assertReachedTheLimit(decisions);
+        // Wherever the traffic left the key, spend what is left: the budget's worth at most.
+        let refusal = consume();
+        for (let i = 0; i < limit && refusal.allowed; i++) refusal = consume();
+        assert.equal(refusal.allowed, false, `admitted ${limit + 1} requests at one instant`);
+        assert.ok(refusal.resetMs > 0);
+        clock.advance(refusal.resetMs - 1);
+        assert.equal(peek().allowed, false, 'admitted a millisecond before the reset');
+        clock.advance(1);
+        assert.equal(
+          consume().allowed,
+          true,
+          `refused ${refusal.resetMs} ms after a refusal said to wait that long`,
+        );
       }),
-      { numRuns: 300 },
+      runs,
     );
   });
 
   it('reports as remaining exactly how many immediate requests are admitted', () => {
     fc.assert(
-      fc.property(budgets, arrivals, ({ limit, windowMs }, gaps) => {
-        const { decisions, consume } = run(limit, windowMs, gaps);
+      fc.property(budgetsWithTraffic(budgets()), fc.nat(), ([{ limit, windowMs }, traffic], cut) => {
+        // Any point of the traffic, not only its end: often mid-burst, with some budget left.
+        const gaps = arrivalGaps(traffic);
+        const { decisions, consume } = run(limit, windowMs, gaps.slice(0, 1 + (cut % gaps.length)));
         const { remaining } = decisions[decisions.length - 1]!;
         for (let i = 0; i < remaining; i++) assert.equal(consume().allowed, true);
         assert.equal(consume().allowed, false);
       }),
-      { numRuns: 200 },
+      runs,
     );
   });
 
   it('log shape: decides exactly like a list of every admission', () => {
+    const logBudgets = budgets(fc.integer({ min: 1, max: LOG_MAX_LIMIT }), 5_000);
     fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: LOG_MAX_LIMIT }),
-        fc.integer({ min: 1, max: 5_000 }),
-        arrivals,
-        (limit, windowMs, gaps) => {
-          const { decisions } = run(limit, windowMs, gaps);
-          const model: number[] = [];
-          for (const decision of decisions) {
-            const live = model.filter((t) => t > decision.at - windowMs);
-            assert.equal(decision.allowed, live.length < limit);
-            if (decision.allowed) model.push(decision.at);
-          }
-        },
-      ),
-      { numRuns: 200 },
+      fc.property(budgetsWithTraffic(logBudgets), ([{ limit, windowMs }, traffic]) => {
+        const { decisions } = run(limit, windowMs, arrivalGaps(traffic));
+        assertReachedTheLimit(decisions);
+        const model: number[] = [];
+        for (const decision of decisions) {
+          const live = model.filter((t) => t > decision.at - windowMs);
+          assert.equal(decision.allowed, live.length < limit);
+          if (decision.allowed) model.push(decision.at);
+        }
+      }),
+      runs,
     );
   });
 
   it('bucket shape: refuses only when the last window plus one bucket already holds the budget', () => {
     fc.assert(
-      fc.property(
-        fc.integer({ min: LOG_MAX_LIMIT + 1, max: 200 }),
-        fc.integer({ min: 16, max: 5_000 }),
-        arrivals,
-        (limit, windowMs, gaps) => {
-          const { decisions } = run(limit, windowMs, gaps);
-          const { bucketMs } = shapeOf(limit, windowMs);
-          const admittedSoFar: number[] = [];
-          for (const decision of decisions) {
-            if (decision.allowed) admittedSoFar.push(decision.at);
-            else {
-              const recent = admittedSoFar.filter((t) => t > decision.at - windowMs - bucketMs).length;
-              assert.ok(recent >= limit, `refused with only ${recent} admissions in window + one bucket`);
-            }
+      fc.property(budgetsWithTraffic(budgets(bucketLimits)), ([{ limit, windowMs }, traffic]) => {
+        const { decisions } = run(limit, windowMs, arrivalGaps(traffic));
+        assertReachedTheLimit(decisions);
+        const { bucketMs } = shapeOf(limit, windowMs);
+        const admittedSoFar: number[] = [];
+        let oldest = 0; // admittedSoFar[oldest…] are the admissions after decision.at − windowMs − bucketMs
+        for (const decision of decisions) {
+          if (decision.allowed) admittedSoFar.push(decision.at);
+          else {
+            while (admittedSoFar[oldest]! <= decision.at - windowMs - bucketMs) oldest++;
+            const recent = admittedSoFar.length - oldest;
+            assert.ok(recent >= limit, `refused with only ${recent} admissions in window + one bucket`);
           }
-        },
-      ),
-      { numRuns: 200 },
+        }
+      }),
+      runs,
+    );
+  });
+
+  it('bucket shape: decides exactly like a count of the admissions in the buckets the window overlaps', () => {
+    fc.assert(
+      fc.property(budgetsWithTraffic(budgets(bucketLimits)), ([{ limit, windowMs }, traffic]) => {
+        const { decisions } = run(limit, windowMs, arrivalGaps(traffic));
+        assertReachedTheLimit(decisions);
+        const { bucketMs } = shapeOf(limit, windowMs);
+        const admittedSoFar: number[] = [];
+        let oldest = 0; // admittedSoFar[oldest…] are the admissions in a bucket the window overlaps
+        for (const decision of decisions) {
+          const firstBucketStart = Math.floor((decision.at - windowMs) / bucketMs) * bucketMs;
+          while (oldest < admittedSoFar.length && admittedSoFar[oldest]! < firstBucketStart) oldest++;
+          const counted = admittedSoFar.length - oldest;
+          assert.equal(decision.allowed, counted < limit, `at ${decision.at} with ${counted} counted`);
+          if (!decision.allowed) continue;
+          admittedSoFar.push(decision.at);
+          assert.equal(decision.remaining, limit - counted - 1);
+        }
+      }),
+      runs,
     );
   });
 });

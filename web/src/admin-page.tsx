@@ -1,9 +1,17 @@
 // The Admin page: the login locks in force, each account unlocked with one click, and recent security events.
 import { useEffect, useRef } from 'preact/hooks';
-import type { ApiClient, LoginLock, SecurityEvent, User } from '../../src/client/index.ts';
-import { controlLabel, EVENT_LABELS, failuresText, lockKey, subjectOf } from './admin-wording.ts';
+import type { ApiClient, LoginLock, LoginPressure, SecurityEvent, User } from '../../src/client/index.ts';
+import {
+  controlLabel,
+  EVENT_LABELS,
+  eventSubject,
+  failuresText,
+  lockKey,
+  subjectOf,
+} from './admin-wording.ts';
 import { useLoadTrouble } from './use-load-trouble.ts';
 import { useLoginLocks } from './use-login-locks.ts';
+import { useLoginPressure } from './use-login-pressure.ts';
 import { useSecurityEvents } from './use-security-events.ts';
 import { duration } from './wording.ts';
 
@@ -20,10 +28,12 @@ export function AdminPage({ client, user, onSignedOut }: Props) {
   const trouble = useLoadTrouble(onSignedOut);
   const events = useSecurityEvents(client, trouble);
   const locks = useLoginLocks(client, trouble, onSignedOut, events.refresh);
+  const pressure = useLoginPressure(client, trouble);
 
   const refreshAll = () => {
     locks.reload();
     events.refresh();
+    pressure.reload();
   };
 
   const { pause } = trouble;
@@ -47,6 +57,8 @@ export function AdminPage({ client, user, onSignedOut }: Props) {
           </button>
         </div>
       )}
+
+      <PressurePanel pressure={pressure.pressure} />
 
       <section class="panel" aria-labelledby="locks-title">
         <div class="panel-head">
@@ -93,6 +105,33 @@ export function AdminPage({ client, user, onSignedOut }: Props) {
           </div>
         )}
       </section>
+    </section>
+  );
+}
+
+/** The sign-in load of the server that answered: a warning while it turns attempts away. */
+function PressurePanel({ pressure }: { pressure: LoginPressure | null }) {
+  if (pressure === null) return null;
+  const { gate } = pressure;
+  const queued = `${gate.queued.known} known-device and ${gate.queued.shared} other sign-ins waiting, ${gate.running} of ${gate.concurrency} password checks running`;
+  return (
+    <section class="panel" aria-labelledby="pressure-title" id="login-pressure">
+      <h2 id="pressure-title">Sign-in load</h2>
+      {pressure.underPressure ? (
+        <div class="banner warning" role="status">
+          <p>
+            Sign-in is under pressure on server {pressure.instance} since{' '}
+            <time dateTime={pressure.since!}>{new Date(pressure.since!).toLocaleTimeString()}</time>:{' '}
+            {pressure.shedAttempts} attempt{pressure.shedAttempts === 1 ? ' was' : 's were'} turned away
+            without a password check. Known devices are still served first.
+          </p>
+          <p class="hint">{queued}.</p>
+        </div>
+      ) : (
+        <p role="status">
+          Sign-in is running normally on server {pressure.instance} ({queued}).
+        </p>
+      )}
     </section>
   );
 }
@@ -179,7 +218,7 @@ function EventTable({ events, busy }: { events: readonly SecurityEvent[]; busy: 
             </td>
             <td data-label="Kind">{controlLabel(event.control)}</td>
             <td data-label="Account or address" class="subject">
-              {subjectOf(event).text}
+              {eventSubject(event)}
             </td>
             <td data-label="Server">{event.instance}</td>
           </tr>

@@ -5,6 +5,8 @@ export const EVENT_LABELS: Readonly<Record<SecurityEventType, string>> = {
   'lock-started': 'Lock started',
   'admin-reset': 'Unlocked by an admin',
   'known-device-refused': 'Known device refused',
+  'login-pressure-started': 'Sign-in under pressure: attempts turned away',
+  'login-pressure-ended': 'Sign-in pressure over',
 };
 
 /** What a control locks, in words: "Account (too many failed sign-ins)". */
@@ -12,6 +14,7 @@ export const CONTROL_LABELS: Readonly<Record<string, string>> = {
   'login-account': 'Account',
   'login-ip': 'Network address',
   'login-device': 'Known device',
+  'login-gate': 'Sign-in load',
 };
 
 export const controlLabel = (control: string): string => CONTROL_LABELS[control] ?? control;
@@ -39,3 +42,7 @@ export const lockKey = (lock: LoginLock): string =>
 /** "3 failed sign-ins" */
 export const failuresText = (failures: number): string =>
   `${failures} failed sign-in${failures === 1 ? '' : 's'}`;
+
+/** Who an event is about: the login path's pressure concerns every sign-in on the server that saw it. */
+export const eventSubject = (event: SecurityEvent): string =>
+  event.control === 'login-gate' ? 'Every sign-in on this server' : subjectOf(event).text;

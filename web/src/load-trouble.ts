@@ -1,11 +1,11 @@
-// What a failed load means for the page: the session is gone, a rate limit pauses it, or an error to show.
+// What a failed load means for the page: the session is gone, a rate limit or the database away pauses it, or an error to show.
 import { isApiError } from '../../src/client/index.ts';
 import { retryDeadline } from './deadline.ts';
 import { describeError } from './wording.ts';
 
 export type LoadFailure =
   | { readonly kind: 'signed-out'; readonly notice: string }
-  /** A generic-budget 429: the page keeps what it shows and waits, instead of breaking. */
+  /** A generic-budget 429 or the database away: the page keeps what it shows and waits, instead of breaking. */
   | { readonly kind: 'paused'; readonly text: string; readonly until: number }
   | { readonly kind: 'failed'; readonly text: string };
 
@@ -13,7 +13,9 @@ export type LoadFailure =
 export function sortLoadFailure(error: unknown): LoadFailure {
   const text = describeError(error);
   if (isApiError(error, 'UNAUTHENTICATED')) return { kind: 'signed-out', notice: text };
-  const until = isApiError(error) && error.status === 429 ? retryDeadline(error) : null;
+  // A rate limit or the database away (a 503 with Retry-After): both pass, so the page waits them out.
+  const waitable = isApiError(error) && (error.status === 429 || isApiError(error, 'DATABASE_UNAVAILABLE'));
+  const until = waitable ? retryDeadline(error) : null;
   return until === null ? { kind: 'failed', text } : { kind: 'paused', text, until };
 }
 

@@ -1,6 +1,6 @@
-// The Login page: CSRF bootstrap, email and password, and refusals (wrong password, too many tries) in plain words.
+// The Login page: CSRF bootstrap, email and password, and refusals (wrong password, too many tries, a busy server) in plain words.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { type ApiClient, ApiError, type User } from '../../src/client/index.ts';
+import { type ApiClient, ApiError, isApiError, type User } from '../../src/client/index.ts';
 import { retryDeadline } from './deadline.ts';
 import { useCountdown } from './use-countdown.ts';
 import { describeError, duration } from './wording.ts';
@@ -11,6 +11,13 @@ interface Refusal {
   readonly until: number | null;
   /** The account the wait applies to, when only that account is locked. */
   readonly account: string | null;
+  /** The server was too busy to check (LOGIN_BUSY): these credentials are sent again once by themselves. */
+  readonly retryWith: Credentials | null;
+}
+
+interface Credentials {
+  readonly email: string;
+  readonly password: string;
 }
 
 /** The server's normal form of an email (trimmed, NFKC, case-folded), which keys account locks. */
@@ -38,25 +45,38 @@ export function LoginPage({ client, notice, onSignedIn }: Props) {
     client.csrf().catch(() => {});
   }, [client]);
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
+  const attempt = async (credentials: Credentials, automatic: boolean) => {
     setBusy(true);
     setRefusal(null);
     try {
-      const user = await client.login(email.trim(), password);
+      const user = await client.login(credentials.email, credentials.password);
       onSignedIn(user);
     } catch (error) {
       setBusy(false);
       const accountOnly = error instanceof ApiError && error.rateLimit?.policy === 'login-account';
+      // A busy server checked nothing: the same sign-in is tried again once, when the wait is over.
+      const busyServer = isApiError(error, 'LOGIN_BUSY');
       setRefusal({
         text: describeError(error),
         until: retryDeadline(error),
-        account: accountOnly ? normalise(email) : null,
+        account: accountOnly ? normalise(credentials.email) : null,
+        retryWith: busyServer && !automatic ? credentials : null,
       });
+      if (busyServer) return;
       setPassword('');
       passwordInput.current?.focus();
     }
   };
+
+  const submit = (event: Event) => {
+    event.preventDefault();
+    void attempt({ email: email.trim(), password }, false);
+  };
+
+  useEffect(() => {
+    if (!refusal?.retryWith || refusal.until === null || wait > 0) return;
+    void attempt(refusal.retryWith, true);
+  }, [refusal, wait]);
 
   // A lock on one account leaves the form open for another; a lock on the network does not.
   const locked = wait > 0 && (refusal?.account == null || refusal.account === normalise(email));
@@ -95,7 +115,9 @@ export function LoginPage({ client, notice, onSignedIn }: Props) {
           {refusal?.until != null &&
             (wait > 0 ? (
               <p role="timer">
-                {refusal.account ? 'This account can' : 'You can'} try again in {duration(wait)}.
+                {refusal.retryWith
+                  ? `Trying again by itself in ${duration(wait)}.`
+                  : `${refusal.account ? 'This account can' : 'You can'} try again in ${duration(wait)}.`}
               </p>
             ) : (
               <p>You can try again now.</p>

@@ -36,3 +36,24 @@ export const pageQuery = ({ filters, cursors }: Position): TaskFilters => ({
   ...filters,
   cursor: cursors[cursors.length - 1],
 });
+
+/** What the person does to the list's place. */
+export type PageMove<F extends PageFilters = PageFilters> =
+  | { readonly type: 'filters-applied'; readonly filters: F }
+  | { readonly type: 'next'; readonly cursor: string }
+  | { readonly type: 'previous' }
+  | { readonly type: 'reload' };
+
+/** The list's place after a move (the reducer of useTaskPages): new filters start again from page 1. */
+export function pagesReducer<F extends PageFilters>(position: Position<F>, move: PageMove<F>): Position<F> {
+  switch (move.type) {
+    case 'filters-applied':
+      return firstPage(move.filters);
+    case 'next':
+      return nextPage(position, move.cursor);
+    case 'previous':
+      return previousPage(position);
+    case 'reload':
+      return reloaded(position);
+  }
+}

@@ -1,15 +1,14 @@
 // The task list: filters, the page shown and paging through it; each change of place loads the page.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useReducer, useState } from 'preact/hooks';
 import type { ApiClient, TaskPage } from '../../src/client/index.ts';
 import {
   firstPage,
-  nextPage,
   type PageFilters,
+  type PageMove,
   type Position,
   pageNumber,
   pageQuery,
-  previousPage,
-  reloaded,
+  pagesReducer,
 } from './task-pages.ts';
 import type { LoadTroubleHandle } from './use-load-trouble.ts';
 
@@ -18,7 +17,7 @@ export function useTaskPages<F extends PageFilters>(
   initialFilters: F,
   trouble: Pick<LoadTroubleHandle, 'report' | 'loaded' | 'resumed'>,
 ) {
-  const [position, setPosition] = useState<Position<F>>(() => firstPage(initialFilters));
+  const [position, move] = useReducer<Position<F>, PageMove<F>, F>(pagesReducer, initialFilters, firstPage);
   const [page, setPage] = useState<TaskPage | null>(null);
   const [loading, setLoading] = useState(true);
   const { report, loaded, resumed } = trouble;
@@ -52,9 +51,9 @@ export function useTaskPages<F extends PageFilters>(
     pageNumber: pageNumber(position),
     loading,
     hasNext: nextCursor !== null,
-    applyFilters: (filters: F) => setPosition(firstPage(filters)),
-    next: () => nextCursor !== null && setPosition((current) => nextPage(current, nextCursor)),
-    previous: () => setPosition(previousPage),
-    reload: () => setPosition(reloaded),
+    applyFilters: (filters: F) => move({ type: 'filters-applied', filters }),
+    next: () => nextCursor !== null && move({ type: 'next', cursor: nextCursor }),
+    previous: () => move({ type: 'previous' }),
+    reload: () => move({ type: 'reload' }),
   };
 }

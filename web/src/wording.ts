@@ -80,6 +80,10 @@ export function describeError(error: unknown): string {
       return `A reassignment can include at most ${BULK_MAX_TASKS} tasks.`;
     case 'NETWORK_ERROR':
       return 'The server could not be reached. Check your connection and try again.';
+    case 'LOGIN_BUSY':
+      return 'Sign-in is very busy right now, so your password was not checked yet.';
+    case 'DATABASE_UNAVAILABLE':
+      return 'The portal cannot reach its database for a moment.';
     case 'RATE_LIMIT_STORE_UNAVAILABLE':
     case 'INTERNAL_ERROR':
       return 'Something went wrong on our side. Try again in a moment.';

@@ -1,5 +1,5 @@
 // Security events: batched inserts, newest-first keyset pages, and the purge of expired ones.
-import type { SecurityEventType } from '../../auth/security-event.ts';
+import type { SecurityEventType } from '../../security-event.ts';
 import type { Queryable } from '../database.ts';
 
 /** An event ready to store: what was reported, stamped with its time and instance. */

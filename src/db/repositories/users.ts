@@ -1,5 +1,5 @@
 // Users: lookups by email and id, and the list of reassignment targets.
-import { normaliseEmail } from '../../auth/email.ts';
+import { normaliseEmail } from '../../email.ts';
 import type { Queryable } from '../database.ts';
 
 export type Role = 'employee' | 'admin';

@@ -2,6 +2,7 @@
 import { type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DatabaseUnavailableError } from '../../db/availability.ts';
 import { ApiError, ERRORS, type ErrorCode, errorBody } from '../../errors.ts';
 import { StoreUnavailableError } from '../../rate-limit/stores/store.ts';
 import { securityHeaders } from './security-headers.ts';
@@ -165,6 +166,16 @@ function answer(socket: Socket, code: ErrorCode, head: boolean): void {
 
 export function registerErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    // The database away is no bug: a 503 that says when to come back, logged once per outage
+    // (database-outage.ts), not once per request.
+    if (error instanceof DatabaseUnavailableError) {
+      const retryAfter = app.databaseOutage.refuse();
+      return reply
+        .code(503)
+        .header('retry-after', String(retryAfter))
+        .header('cache-control', 'no-store')
+        .send(errorBody('DATABASE_UNAVAILABLE', { retryAfter }));
+    }
     const apiError = toApiError(error, request);
     if (apiError) {
       if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed');

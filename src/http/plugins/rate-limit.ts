@@ -1,8 +1,7 @@
 // Applies the policy to every /api request first thing: the route's plan, the caller's key, headers, 429s.
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
-import { normaliseEmail } from '../../auth/email.ts';
-import type { SecurityEventSink } from '../../auth/security-event.ts';
+import { normaliseEmail } from '../../email.ts';
 import { type ErrorCode, errorBody } from '../../errors.ts';
 import { addressKey } from '../../rate-limit/client-ip.ts';
 import { type RateLimitEngine, resetSeconds, type Verdict } from '../../rate-limit/engine.ts';
@@ -15,6 +14,7 @@ import {
   type RoutePlan,
 } from '../../rate-limit/policy.ts';
 import type { MaybePromise } from '../../rate-limit/stores/store.ts';
+import type { SecurityEventSink } from '../../security-event.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

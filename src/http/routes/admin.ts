@@ -1,6 +1,6 @@
 // The admin's view of login locks (contract §8): what is locked now, and the unlock of an account.
 import type { FastifyInstance } from 'fastify';
-import { normaliseEmail } from '../../auth/email.ts';
+import { normaliseEmail } from '../../email.ts';
 import type { Lock } from '../../rate-limit/engine.ts';
 import type { ControlName } from '../../rate-limit/policy.ts';
 import type { Services } from '../services.ts';

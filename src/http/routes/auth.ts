@@ -1,8 +1,8 @@
 // CSRF bootstrap, login, logout and the current user (contract §3).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DEVICE_COOKIE, DEVICE_COOKIE_PATH, DeviceCookies } from '../../auth/devices.ts';
-import { hashPassword, needsRehash } from '../../auth/passwords.ts';
-import { ApiError } from '../../errors.ts';
+import { SHARED } from '../../auth/hash-gate.ts';
+import { ApiError, errorBody } from '../../errors.ts';
 import { CSRF_COOKIE, cookieOptions } from '../plugins/csrf.ts';
 import { sendRefusal } from '../plugins/rate-limit.ts';
 import { SESSION_COOKIE } from '../plugins/session.ts';
@@ -17,8 +17,7 @@ const csrfTokenResponse = {
 } as const;
 
 export async function authRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
-  const { users, sessions, passwords, devices } = services;
-  const hashCost = services.config.passwordHashCost;
+  const { users, sessions, passwords, devices, loginGate } = services;
 
   app.get('/api/csrf-token', {
     schema: {
@@ -65,39 +64,60 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
             ),
           },
         },
-        ...errorResponses('INVALID_CREDENTIALS'),
+        ...errorResponses('INVALID_CREDENTIALS', 'LOGIN_BUSY'),
       },
     },
     handler: async (request, reply) => {
       const { email, password } = request.body;
-      const credentials = await users.findCredentials(email);
-      // A known device: a valid cookie issued to the account this email names, after its last revocation.
+      // A known device: a valid cookie issued to the account this email names, after its last
+      // revocation. Without a valid cookie the attempt is in the shared lane whatever the account,
+      // so the gate decides its shed before the account is looked up: never by its existence.
       const claim = devices.read(request.cookies[DEVICE_COOKIE]);
+      let credentials = claim === null ? undefined : await users.findCredentials(email);
       const known =
-        credentials !== null &&
+        credentials != null &&
         DeviceCookies.knownFor(claim, credentials.user.id, credentials.devicesValidAfter);
-      // The login plan's flow, which the rate-limit plugin gives this route when it is registered.
-      const flow = request.routeOptions.config.loginFlow!;
-      const attempt = await flow.attempt(request.caller, email, known ? claim!.deviceId : null);
-      if (attempt.refused) return sendRefusal(reply, attempt.refused);
-      const ok = await passwords.check(password, credentials?.passwordHash ?? null);
-      await attempt.settle(ok);
-      if (!ok || !credentials) throw new ApiError('INVALID_CREDENTIALS');
-      // Hashes made at an older cost are redone now: a wrong password for such an account would
-      // otherwise answer faster than an unknown email (checked at today's cost) and tell them apart.
-      if (needsRehash(credentials.passwordHash, hashCost)) {
-        await users.updatePasswordHash(credentials.user.id, await hashPassword(password, hashCost));
+      const admission = loginGate.enter(
+        known ? { lane: 'known', account: String(credentials!.user.id) } : SHARED,
+      );
+      if (admission.shed) return sendLoginBusy(reply, admission.retryAfter);
+      const { ticket } = admission;
+      try {
+        credentials ??= await users.findCredentials(email);
+        // The login plan's flow, which the rate-limit plugin gives this route when it is registered.
+        const flow = request.routeOptions.config.loginFlow!;
+        const attempt = await flow.attempt(request.caller, email, known ? claim!.deviceId : null);
+        if (attempt.refused) return sendRefusal(reply, attempt.refused);
+        const turn = await ticket.turn;
+        if (turn.shed) {
+          // It waited its bound without a check: not a failure, so whatever it reserved goes back.
+          await attempt.release();
+          return sendLoginBusy(reply, turn.retryAfter);
+        }
+        const ok = await ticket.run(() => passwords.check(password, credentials?.passwordHash ?? null));
+        // Hashes made at an older cost are redone now, on the same slot: a wrong password for such an
+        // account would otherwise answer faster than an unknown email (checked at today's cost).
+        const rehashed =
+          ok && passwords.needsRehash(credentials!.passwordHash)
+            ? await ticket.run(() => passwords.rehash(password))
+            : null;
+        ticket.close();
+        await attempt.settle(ok);
+        if (!ok || !credentials) throw new ApiError('INVALID_CREDENTIALS');
+        if (rehashed !== null) await users.updatePasswordHash(credentials.user.id, rehashed);
+        // A new session id at every login: a session id planted before login is worthless after it.
+        const previous = request.cookies[SESSION_COOKIE];
+        if (previous) await sessions.destroy(previous);
+        const session = await sessions.create(credentials.user.id);
+        reply.setCookie(SESSION_COOKIE, session.cookie, {
+          ...cookieOptions(request),
+          maxAge: session.maxAgeSeconds,
+        });
+        setDeviceCookie(request, reply, devices.issue(credentials.user.id).value, devices.maxAgeSeconds);
+        return { user: credentials.user, csrfToken: app.csrf.forSession(session.sessionId) };
+      } finally {
+        ticket.close();
       }
-      // A new session id at every login: a session id planted before login is worthless after it.
-      const previous = request.cookies[SESSION_COOKIE];
-      if (previous) await sessions.destroy(previous);
-      const session = await sessions.create(credentials.user.id);
-      reply.setCookie(SESSION_COOKIE, session.cookie, {
-        ...cookieOptions(request),
-        maxAge: session.maxAgeSeconds,
-      });
-      setDeviceCookie(request, reply, devices.issue(credentials.user.id).value, devices.maxAgeSeconds);
-      return { user: credentials.user, csrfToken: app.csrf.forSession(session.sessionId) };
     },
   });
 
@@ -133,6 +153,17 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
     },
     handler: async (request) => ({ user: request.user! }),
   });
+}
+
+/**
+ * 503 LOGIN_BUSY (contract §11): the gate turned the attempt away before any hash. Answered here,
+ * not thrown: under a flood these are most answers, and none of them is a server error to log.
+ */
+function sendLoginBusy(reply: FastifyReply, retryAfter: number): FastifyReply {
+  return reply
+    .code(503)
+    .headers({ 'retry-after': retryAfter, 'cache-control': 'no-store' })
+    .send(errorBody('LOGIN_BUSY', { retryAfter }));
 }
 
 /** A fresh device cookie at every successful login (contract §8): only /api/auth ever receives it. */

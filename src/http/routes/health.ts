@@ -1,5 +1,6 @@
 // Liveness and readiness (contract §7): /healthz while the process runs, /readyz per dependency.
 import type { FastifyInstance } from 'fastify';
+import { isDraining } from '../drain.ts';
 import type { Services } from '../services.ts';
 
 export async function healthRoutes(
@@ -9,6 +10,11 @@ export async function healthRoutes(
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
 
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+    // A draining instance (SIGTERM) is out of rotation at once, whatever its dependencies say.
+    if (isDraining(app.server)) {
+      reply.code(503).header('cache-control', 'no-store');
+      return { status: 'draining' };
+    }
     const body: Record<string, string> = {};
     let fatal = false;
     try {

@@ -1,4 +1,5 @@
 // The caller's budgets, read without spending (contract §6 and §8's known device).
+
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DEVICE_COOKIE, DeviceCookies } from '../../auth/devices.ts';
 import { callerWith } from '../../rate-limit/policy.ts';

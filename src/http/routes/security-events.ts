@@ -1,6 +1,6 @@
 // The admin's read of security events, newest first, one keyset page at a time (contract §8).
 import type { FastifyInstance } from 'fastify';
-import { SECURITY_EVENT_TYPES } from '../../auth/security-event.ts';
+import { SECURITY_EVENT_TYPES } from '../../security-event.ts';
 import { keysetCursor } from '../cursor.ts';
 import type { Services } from '../services.ts';
 

@@ -1,10 +1,16 @@
 // Builds the store stack the options ask for: in memory, or Redis / Redis Cluster behind a failover.
 import type { Clock } from '../../clock.ts';
-import type { Config, StoreFailureMode } from '../../config.ts';
 import { FailoverStore } from './failover-store.ts';
 import { MemoryStore } from './memory-store.ts';
 import { createRedisClient, RedisStore } from './redis-store.ts';
-import type { RateLimitStore, ReadinessCheck, RemoteStore, StoreLogger } from './store.ts';
+import type {
+  RateLimitStore,
+  ReadinessCheck,
+  RedisSettings,
+  RemoteStore,
+  StoreFailureMode,
+  StoreLogger,
+} from './store.ts';
 
 /** How long a starting instance waits for Redis before serving anyway (then on its fallback). */
 const STARTUP_WAIT_MS = 2000;
@@ -12,7 +18,7 @@ const STARTUP_WAIT_MS = 2000;
 /** Plain settings, taken from the Config by the caller. */
 export interface StoreOptions {
   /** Redis or Redis Cluster; the in-memory store when neither `url` nor `clusterNodes` is set. */
-  readonly redis: Config['redis'];
+  readonly redis: RedisSettings;
   /** What applies while Redis is unavailable (RATE_LIMIT_STORE_FAILURE). */
   readonly failureMode: StoreFailureMode;
   /** How long after a failure Redis is left alone before it is probed again (tests shorten it). */
@@ -49,7 +55,6 @@ export async function createStore(
   const remote = new RedisStore({
     client: createRedisClient(redis),
     keyPrefix: redis.keyPrefix,
-    timeoutMs: redis.commandTimeoutMs,
   });
   // Not fatal: an instance that starts while Redis is down serves on its fallback and recovers later.
   await remote.ready(STARTUP_WAIT_MS);

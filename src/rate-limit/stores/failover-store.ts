@@ -1,6 +1,5 @@
 // Keeps the limiter answering when the remote store fails: a local store, admit-all, or 503, per RATE_LIMIT_STORE_FAILURE.
 import type { Clock } from '../../clock.ts';
-import type { StoreFailureMode } from '../../config.ts';
 import {
   type LockEntry,
   type MaybePromise,
@@ -9,6 +8,7 @@ import {
   type RateRule,
   type ReadinessCheck,
   type RemoteStore,
+  type StoreFailureMode,
   type StoreLogger,
   StoreUnavailableError,
 } from './store.ts';

@@ -290,7 +290,7 @@ export function runScript(
 }
 
 /** Whether Redis answered that it does not know the script's SHA (so its source must be sent). */
-export function isNoScript(error: unknown): boolean {
+function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
 }
 

@@ -1,11 +1,8 @@
 // Rate-limit state in Redis or Redis Cluster, shared by every instance: one script run per decision.
-import { Cluster, Command, Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Clock } from '../../clock.ts';
-import type { Config } from '../../config.ts';
 import { shapeOf, type WindowShape } from '../sliding-window.ts';
-import { CommandDeadlines } from './command-deadlines.ts';
 import {
-  isNoScript,
   LAYOUT_VERSION,
   parseDecision,
   parseFlag,
@@ -19,24 +16,22 @@ import {
   type LockEntry,
   type RateDecision,
   type RateRule,
+  type RedisSettings,
   type RemoteHealth,
   type RemoteStore,
   StoreUnavailableError,
 } from './store.ts';
-import { WriteBatch } from './write-batch.ts';
 
 export type RedisClient = Redis | Cluster;
 
 export interface RedisStoreOptions {
+  /**
+   * Made by createRedisClient: its `commandTimeout` bounds each command, so an operation that
+   * meets NOSCRIPT (once per script and server restart) may take two timeouts.
+   */
   readonly client: RedisClient;
   /** Put before every key, so several deployments can share one server. */
   readonly keyPrefix: string;
-  /**
-   * Deadline in ms of each decision's command (one timer for all of them, command-deadlines.ts),
-   * and of one whole release, reset, ping or quit (NOSCRIPT fallback and cluster redirects
-   * included). A decision that meets NOSCRIPT (once per server restart) may take two timeouts.
-   */
-  readonly timeoutMs: number;
   /**
    * Tests only: decide at this clock's time instead of Redis `TIME`, so the shared store-contract
    * suite can move a ManualClock. Production leaves it unset: then instances whose own clocks
@@ -51,15 +46,18 @@ const RECONNECT_MAX_MS = 1000;
 const reconnectDelay = (attempt: number): number =>
   Math.min(100 * 2 ** Math.max(0, attempt - 1), RECONNECT_MAX_MS);
 
-/** A client for the configuration: a Cluster when REDIS_CLUSTER_NODES is set, else one server. */
-export function createRedisClient(redis: Config['redis']): RedisClient {
-  // No `commandTimeout` (a timer per command): the store puts its own deadline on every command
-  // it sends, one timer for all decisions (command-deadlines.ts). What the client sends on its own
-  // as it connects (CLIENT SETNAME, the INFO ready check) is bounded by `socketTimeout` instead: a
-  // server that accepts the connection and then says nothing gets its socket destroyed, and the
-  // client reconnects rather than waiting for ever. Its timer is per socket read, not per command.
+/**
+ * A client for the configuration: a Cluster when REDIS_CLUSTER_NODES is set, else one server.
+ * Every command it sends is bounded by ioredis' `commandTimeout` (REDIS_COMMAND_TIMEOUT_MS), and
+ * the commands of one event-loop turn leave in one write (`enableAutoPipelining`).
+ */
+export function createRedisClient(redis: RedisSettings): RedisClient {
+  // What the client sends on its own as it connects (CLIENT SETNAME, the INFO ready check) is
+  // bounded by `socketTimeout`: a server that accepts the connection and then says nothing gets
+  // its socket destroyed, and the client reconnects rather than waiting for ever.
   const setupTimeoutMs = Math.max(1000, redis.commandTimeoutMs * 10);
   const perConnection: RedisOptions = {
+    commandTimeout: redis.commandTimeoutMs,
     connectTimeout: setupTimeoutMs,
     socketTimeout: setupTimeoutMs,
     // A command lost with its connection is failed, never sent again: a consume resent after a
@@ -67,30 +65,27 @@ export function createRedisClient(redis: Config['redis']): RedisClient {
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
     connectionName: 'task-portal-rate-limit',
-    // Batching is the store's own (write-batch.ts): cheaper per decision than auto-pipelining.
-    enableAutoPipelining: false,
+    enableAutoPipelining: true,
   };
-  let client: RedisClient;
   if (redis.clusterNodes) {
-    client = new Cluster(
+    return new Cluster(
       redis.clusterNodes.map(({ host, port }) => ({ host, port })),
       {
         // No queue while the cluster is (re)connecting: the request is answered by the fallback instead.
         enableOfflineQueue: false,
-        enableAutoPipelining: false,
+        // Batched per node: the commands of a turn whose keys live on one node leave together.
+        enableAutoPipelining: true,
         clusterRetryStrategy: reconnectDelay,
         slotsRefreshTimeout: setupTimeoutMs,
         redisOptions: perConnection,
       },
     );
-  } else {
-    client = new Redis(redis.url!, {
-      ...perConnection,
-      enableOfflineQueue: false,
-      retryStrategy: reconnectDelay,
-    });
   }
-  return client;
+  return new Redis(redis.url!, {
+    ...perConnection,
+    enableOfflineQueue: false,
+    retryStrategy: reconnectDelay,
+  });
 }
 
 interface RuleShape {
@@ -108,19 +103,13 @@ export class RedisStore implements RemoteStore {
   /** The last connection error the client reported (for the log line of an outage). */
   private lastConnectionError: Error | null = null;
   private readonly keyPrefix: string;
-  private readonly timeoutMs: number;
   private readonly clock: Clock | undefined;
   // Rules are constants of the policy: their shape and arguments are worked out once.
   private readonly shapes = new WeakMap<RateRule, RuleShape>();
-  private readonly batch: WriteBatch;
-  private readonly deadlines: CommandDeadlines;
 
   constructor(options: RedisStoreOptions) {
     this.client = options.client;
-    this.batch = new WriteBatch(options.client);
-    this.deadlines = new CommandDeadlines(options.timeoutMs);
     this.keyPrefix = options.keyPrefix;
-    this.timeoutMs = options.timeoutMs;
     this.clock = options.clock;
     // Without a listener the client prints every reconnection failure; failures are accounted
     // for per operation (StoreUnavailableError) and logged once per outage by the failover store.
@@ -176,9 +165,9 @@ export class RedisStore implements RemoteStore {
     return parseLocks(await this.run('locks', SCRIPTS.locks, this.lockIndexOf(rule), [max, now]));
   }
 
-  /** Resolves when Redis answers a PING within the deadline; rejects with StoreUnavailableError. */
+  /** Resolves when Redis answers a PING within the command timeout; rejects with StoreUnavailableError. */
   async ping(): Promise<void> {
-    await this.guard('ping', this.client.ping());
+    await failAs('ping', this.client.ping());
   }
 
   health(): RemoteHealth {
@@ -206,7 +195,7 @@ export class RedisStore implements RemoteStore {
   async close(): Promise<void> {
     if (this.client.status === 'ready') {
       try {
-        await this.guard('quit', this.client.quit());
+        await failAs('quit', this.client.quit());
         return;
       } catch {
         // Fall through: a server that does not answer QUIT is simply dropped.
@@ -215,73 +204,24 @@ export class RedisStore implements RemoteStore {
     this.client.disconnect();
   }
 
-  private decide(rule: RateRule, key: string, consume: boolean): Promise<RateDecision> {
+  private async decide(rule: RateRule, key: string, consume: boolean): Promise<RateDecision> {
     const { shape, consumeArgs, peekArgs } = this.ruleShape(rule);
     const now = this.clock ? String(Math.floor(this.clock.now())) : '';
-    const args = [SCRIPTS.decide.sha, '1', this.keyOf(rule, key), ...(consume ? consumeArgs : peekArgs), now];
-    const decided = (reply: unknown): RateDecision => {
-      const decision = parseDecision(reply, shape, consume);
-      return decision.token === null
-        ? {
-            allowed: decision.allowed,
-            limit: rule.limit,
-            remaining: decision.remaining,
-            resetMs: decision.resetMs,
-          }
-        : {
-            allowed: decision.allowed,
-            limit: rule.limit,
-            remaining: decision.remaining,
-            resetMs: decision.resetMs,
-            token: decision.token,
-          };
+    const args = [...(consume ? consumeArgs : peekArgs), now];
+    const reply = await this.run(consume ? 'consume' : 'peek', SCRIPTS.decide, this.keyOf(rule, key), args);
+    const decision = parseDecision(reply, shape, consume);
+    const answer = {
+      allowed: decision.allowed,
+      limit: rule.limit,
+      remaining: decision.remaining,
+      resetMs: decision.resetMs,
     };
-    const failed = (error: unknown): never => {
-      throw unavailable(consume ? 'consume' : 'peek', error);
-    };
-    // Only when the server answers NOSCRIPT (after a restart, a failover, a SCRIPT FLUSH) is the
-    // source sent with EVAL, which also caches it for the next EVALSHA.
-    return this.send('evalsha', args).then(decided, (error: unknown) => {
-      if (!isNoScript(error)) return failed(error);
-      args[0] = SCRIPTS.decide.lua;
-      return this.send('eval', args).then(decided, failed);
-    });
+    return decision.token === null ? answer : { ...answer, token: decision.token };
   }
 
-  /**
-   * Sends one command of a decision, in this turn's write batch, under the store's deadline. The
-   * command is made here rather than through `client.evalsha(…)`, whose variadic wrapper copies
-   * the arguments twice more, and so that the deadline can hold the command itself.
-   */
-  private send(name: 'evalsha' | 'eval', args: readonly string[]): Promise<unknown> {
-    this.batch.hold();
-    const command = new Command(name, args as string[], { replyEncoding: 'utf8' });
-    this.deadlines.track(command);
-    void this.client.sendCommand(command);
-    return command.promise;
-  }
-
+  /** Every script run goes here: by SHA, its source only after NOSCRIPT (redis-scripts.ts). */
   private run(operation: string, script: Script, key: string, args: readonly (string | number)[]) {
-    return this.guard(operation, runScript(this.client, script, key, args));
-  }
-
-  /** Every failure, timeout or late answer becomes a StoreUnavailableError: never a refusal. */
-  private async guard<T>(operation: string, work: Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(new StoreUnavailableError(`Redis did not answer ${operation} within ${this.timeoutMs} ms`)),
-        this.timeoutMs,
-      );
-    });
-    try {
-      return await Promise.race([work, deadline]);
-    } catch (error) {
-      throw unavailable(operation, error);
-    } finally {
-      clearTimeout(timer);
-    }
+    return failAs(operation, runScript(this.client, script, key, args));
   }
 
   private ruleShape(rule: RateRule): RuleShape {
@@ -301,6 +241,15 @@ export class RedisStore implements RemoteStore {
       this.shapes.set(rule, known);
     }
     return known;
+  }
+}
+
+/** Every failure, command timeout or late answer becomes a StoreUnavailableError: never a refusal. */
+async function failAs<T>(operation: string, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    throw unavailable(operation, error);
   }
 }
 

@@ -1,7 +1,6 @@
 // What the store stack reports (decision latency, outages, remote errors), on node:diagnostics_channel.
 import { channel, subscribe, unsubscribe } from 'node:diagnostics_channel';
-import type { StoreFailureMode } from '../../config.ts';
-import type { RateLimitStore, StoreUnavailableError } from './store.ts';
+import type { RateLimitStore, StoreFailureMode, StoreUnavailableError } from './store.ts';
 
 /*
  * Every message names the stack's store (`store`, the object the app decides with): a process may
@@ -41,7 +40,7 @@ export interface RemoteErrorEvent {
   readonly error: StoreUnavailableError;
 }
 
-export const STORE_CHANNELS = {
+const STORE_CHANNELS = {
   decision: 'tp:rate-limit:decision',
   storeState: 'tp:rate-limit:store-state',
   redisError: 'tp:rate-limit:redis-error',

@@ -111,3 +111,14 @@ export class StoreUnavailableError extends Error {
     this.name = 'StoreUnavailableError';
   }
 }
+
+/** What an instance does while Redis is away (RATE_LIMIT_STORE_FAILURE; docs/operations.md). */
+export type StoreFailureMode = 'local' | 'open' | 'closed';
+
+/** Where Redis is and how long a command may take: the config's `redis`, read by config.ts. */
+export interface RedisSettings {
+  readonly url: string | null;
+  readonly clusterNodes: readonly { host: string; port: number }[] | null;
+  readonly keyPrefix: string;
+  readonly commandTimeoutMs: number;
+}

@@ -1,0 +1,476 @@
+// npm run bench:flood: a credential-stuffing flood against the started server (contract §11), and what its owners get meanwhile.
+//
+// The server runs as `npm start` runs it, with TRUST_PROXY=127.0.0.1 and a fresh embedded database.
+// FLOOD_CONCURRENCY attempts (256) stay in flight for FLOOD_DURATION (30s), each from a new
+// X-Forwarded-For address for a new account, each with a valid CSRF token: no address or account
+// budget ever fills. Meanwhile alice signs in again and again from the browser she used before (a
+// known device), carol from a fresh browser each time (an unknown device), and bob, signed in, asks
+// GET /api/auth/me every 200 ms. Before all that, the machine's own rate of password checks is
+// measured alone, with the server's argon2id parameters on as many threads as the gate allows.
+//
+// Knobs: FLOOD_CONCURRENCY, FLOOD_DURATION (e.g. 30s), FLOOD_SERVER_DIR (the checkout whose
+// src/server.ts runs; default this one), FLOOD_ENV (extra server variables, `A=1,B=2`),
+// FLOOD_JSON (a file to write the figures to).
+import { spawn } from 'node:child_process';
+import { argon2, randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '../test/helpers/redis-server.ts';
+
+const REPO = fileURLToPath(new URL('../', import.meta.url));
+const PASSWORD = 'demo-password';
+const ALICE = 'alice@example.com';
+const BOB = 'bob@example.com';
+const CAROL = 'carol@example.com';
+/** The server's argon2id memory (PASSWORD_HASH_COST's default) and passes. */
+const HASH_MEMORY_KIB = 19_456;
+const HASH_PASSES = 2;
+
+const log = (message: string) => console.error(`[flood] ${message}`);
+
+export interface FloodSettings {
+  readonly concurrency: number;
+  readonly durationMs: number;
+  readonly serverDir: string;
+  readonly serverEnv: Readonly<Record<string, string>>;
+}
+
+export interface FloodResults {
+  readonly date: string;
+  readonly settings: Omit<FloodSettings, 'serverDir'> & { serverDir: string };
+  /** The 1-minute load average before and after the run (the machine may be shared). */
+  readonly load: { readonly before: number; readonly after: number };
+  readonly machineChecksPerSecond: number;
+  readonly attack: {
+    readonly attempts: number;
+    readonly perSecond: number;
+    readonly byStatus: Record<string, number>;
+    readonly shedShare: number;
+    readonly latencyMs: Percentiles;
+  };
+  /** Password checks the server ran per second under the flood (answers that were checked: 200 and 401). */
+  readonly checksPerSecond: number;
+  readonly checksShareOfMachine: number;
+  readonly owners: {
+    readonly knownDevice: OwnerFigures;
+    readonly unknownDevice: OwnerFigures;
+    readonly signedIn: OwnerFigures;
+  };
+  /** Connections reset or refused, and requests that got no answer. */
+  readonly transportErrors: number;
+  readonly peakRssMb: number;
+}
+
+interface Percentiles {
+  readonly p50: number;
+  readonly p95: number;
+  readonly p99: number;
+  readonly max: number;
+}
+
+interface OwnerFigures {
+  readonly requests: number;
+  readonly byStatus: Record<string, number>;
+  readonly latencyMs: Percentiles;
+}
+
+interface Answer {
+  readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly body: string;
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
+
+function request(
+  port: number,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path, headers, agent }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () =>
+        resolve({
+          status: response.statusCode ?? 0,
+          headers: response.headers,
+          body: Buffer.concat(chunks).toString(),
+        }),
+      );
+      response.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** A browser's cookies and CSRF token. */
+class Browser {
+  private readonly cookies = new Map<string, string>();
+  token = '';
+  readonly port: number;
+
+  constructor(port: number) {
+    this.port = port;
+  }
+
+  private header(): string {
+    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  }
+
+  private keep(answer: Answer): void {
+    for (const line of answer.headers['set-cookie'] ?? []) {
+      const [pair] = line.split(';');
+      const at = pair!.indexOf('=');
+      const name = pair!.slice(0, at);
+      const value = pair!.slice(at + 1);
+      if (value === '' || /max-age=0/i.test(line)) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+
+  async csrf(extra: Record<string, string> = {}): Promise<void> {
+    const answer = await request(this.port, 'GET', '/api/csrf-token', { cookie: this.header(), ...extra });
+    this.keep(answer);
+    this.token = (JSON.parse(answer.body) as { csrfToken: string }).csrfToken;
+  }
+
+  async login(email: string, password: string, extra: Record<string, string> = {}): Promise<Answer> {
+    const body = JSON.stringify({ email, password });
+    const answer = await request(
+      this.port,
+      'POST',
+      '/api/auth/login',
+      {
+        cookie: this.header(),
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+        'x-csrf-token': this.token,
+        ...extra,
+      },
+      body,
+    );
+    this.keep(answer);
+    if (answer.status === 200) this.token = (JSON.parse(answer.body) as { csrfToken: string }).csrfToken;
+    return answer;
+  }
+
+  async get(path: string): Promise<Answer> {
+    const answer = await request(this.port, 'GET', path, { cookie: this.header() });
+    this.keep(answer);
+    return answer;
+  }
+}
+
+function percentiles(values: number[]): Percentiles {
+  if (values.length === 0) return { p50: 0, p95: 0, p99: 0, max: 0 };
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+  const round = (v: number) => Math.round(v * 10) / 10;
+  return { p50: round(at(0.5)), p95: round(at(0.95)), p99: round(at(0.99)), max: round(sorted.at(-1)!) };
+}
+
+const tally = (counts: Record<string, number>, key: string) => {
+  counts[key] = (counts[key] ?? 0) + 1;
+};
+
+/** Password checks per second on this machine alone: `threads` argon2id checks in flight for `ms`. */
+export async function machineChecksPerSecond(threads: number, ms = 5000): Promise<number> {
+  const salt = randomBytes(16);
+  const one = () =>
+    new Promise<void>((resolve, reject) =>
+      argon2(
+        'argon2id',
+        {
+          message: PASSWORD,
+          nonce: salt,
+          memory: HASH_MEMORY_KIB,
+          passes: HASH_PASSES,
+          parallelism: 1,
+          tagLength: 32,
+        },
+        (error) => (error ? reject(error) : resolve()),
+      ),
+    );
+  await one(); // warm up
+  let done = 0;
+  const started = performance.now();
+  const end = started + ms;
+  await Promise.all(
+    Array.from({ length: threads }, async () => {
+      while (performance.now() < end) {
+        await one();
+        done++;
+      }
+    }),
+  );
+  return done / ((performance.now() - started) / 1000);
+}
+
+/** Starts the server of `dir` as `npm start` does, on a fresh embedded database; resolves once it answers. */
+async function startServer(settings: FloodSettings, port: number) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'flood-data-'));
+  const child = spawn(process.execPath, ['src/server.ts'], {
+    cwd: settings.serverDir,
+    env: {
+      ...process.env,
+      MALLOC_MMAP_THRESHOLD_: '131072',
+      NODE_COMPILE_CACHE: 'node_modules/.cache/node-compile',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      TRUST_PROXY: '127.0.0.1',
+      ...settings.serverEnv,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}\n${stderr}`);
+    try {
+      if ((await request(port, 'GET', '/healthz', {})).status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`the server did not start within 180 s\n${stderr}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  const peakRssMb = () => {
+    const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+    return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+  };
+  const stop = async () => {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    const force = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(force);
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  return { peakRssMb, stop, pid: child.pid! };
+}
+
+export async function runFlood(settings: FloodSettings): Promise<FloodResults> {
+  const loadBefore = loadavg()[0]!;
+  const threads = Number(settings.serverEnv.LOGIN_HASH_CONCURRENCY ?? availableParallelism());
+  log(`measuring the machine's password checks alone (${threads} at once, 5 s)`);
+  const alone = await machineChecksPerSecond(threads);
+  log(`${alone.toFixed(1)} checks/s alone`);
+
+  const port = await freePort();
+  const server = await startServer(settings, port);
+  log(`server ${settings.serverDir} on port ${port} (pid ${server.pid})`);
+  let transportErrors = 0;
+  try {
+    // The owners, before the flood: alice's browser becomes a known device, bob signs in.
+    const alice = new Browser(port);
+    await alice.csrf();
+    if ((await alice.login(ALICE, PASSWORD)).status !== 200) throw new Error('alice could not sign in');
+    const bob = new Browser(port);
+    await bob.csrf();
+    if ((await bob.login(BOB, PASSWORD)).status !== 200) throw new Error('bob could not sign in');
+
+    const attack = { latencies: [] as number[], byStatus: {} as Record<string, number>, checked: 0 };
+    const owners = {
+      knownDevice: { latencies: [] as number[], byStatus: {} as Record<string, number> },
+      unknownDevice: { latencies: [] as number[], byStatus: {} as Record<string, number> },
+      signedIn: { latencies: [] as number[], byStatus: {} as Record<string, number> },
+    };
+    let next = 0;
+    const address = (n: number) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+    const started = performance.now();
+    const end = started + settings.durationMs;
+    const running = () => performance.now() < end;
+
+    const attacker = async () => {
+      // One pre-session CSRF token per attacker connection, reused: fetching it costs nothing.
+      const browser = new Browser(port);
+      await browser.csrf({ 'x-forwarded-for': address(next++) });
+      while (running()) {
+        const n = next++;
+        const t0 = performance.now();
+        try {
+          const answer = await browser.login(`user${n}@flood.example`, `guess-${n}`, {
+            'x-forwarded-for': address(n),
+          });
+          if (performance.now() > end) break;
+          attack.latencies.push(performance.now() - t0);
+          const code = answer.status >= 400 ? (JSON.parse(answer.body) as { code?: string }).code : '';
+          tally(attack.byStatus, code ? `${answer.status} ${code}` : String(answer.status));
+          if (answer.status === 401 || answer.status === 200) attack.checked++;
+        } catch {
+          transportErrors++;
+        }
+      }
+    };
+    /** An owner's sign-in, timed, again and again with `pauseMs` between, until the flood ends. */
+    const owner = async (
+      figures: (typeof owners)['knownDevice'],
+      once: () => Promise<Answer>,
+      pauseMs: number,
+      prepare: () => Promise<void> = async () => {},
+    ) => {
+      await new Promise((resolve) => setTimeout(resolve, 1000)); // let the flood build first
+      while (running()) {
+        try {
+          await prepare();
+        } catch {
+          transportErrors++;
+        }
+        const t0 = performance.now();
+        try {
+          const answer = await once();
+          figures.latencies.push(performance.now() - t0);
+          const code = answer.status >= 400 ? (JSON.parse(answer.body) as { code?: string }).code : '';
+          tally(figures.byStatus, code ? `${answer.status} ${code}` : String(answer.status));
+        } catch {
+          transportErrors++;
+        }
+        await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      }
+    };
+    let carol = new Browser(port);
+    log(`flood: ${settings.concurrency} attempts in flight for ${settings.durationMs / 1000} s`);
+    await Promise.all([
+      ...Array.from({ length: settings.concurrency }, attacker),
+      owner(owners.knownDevice, () => alice.login(ALICE, PASSWORD), 250),
+      owner(
+        owners.unknownDevice,
+        () => carol.login(CAROL, PASSWORD),
+        250,
+        // A fresh browser for every attempt: never a known device. Its CSRF token is fetched untimed.
+        async () => {
+          carol = new Browser(port);
+          await carol.csrf();
+        },
+      ),
+      owner(owners.signedIn, () => bob.get('/api/auth/me'), 200),
+    ]);
+    const seconds = (Math.min(performance.now(), end) - started) / 1000;
+    const attempts = attack.latencies.length;
+    const shed = Object.entries(attack.byStatus)
+      .filter(([key]) => key.endsWith('LOGIN_BUSY'))
+      .reduce((sum, [, n]) => sum + n, 0);
+    const checked =
+      attack.checked +
+      (owners.knownDevice.byStatus['200'] ?? 0) +
+      (owners.unknownDevice.byStatus['200'] ?? 0);
+    const figures = (f: (typeof owners)['knownDevice']): OwnerFigures => ({
+      requests: f.latencies.length,
+      byStatus: f.byStatus,
+      latencyMs: percentiles(f.latencies),
+    });
+    const { serverDir: _dir, ...rest } = settings;
+    return {
+      date: new Date().toISOString(),
+      settings: { ...rest, serverDir: settings.serverDir === REPO ? '.' : settings.serverDir },
+      load: { before: loadBefore, after: loadavg()[0]! },
+      machineChecksPerSecond: round(alone),
+      attack: {
+        attempts,
+        perSecond: round(attempts / seconds),
+        byStatus: attack.byStatus,
+        shedShare: round(shed / Math.max(1, attempts), 3),
+        latencyMs: percentiles(attack.latencies),
+      },
+      checksPerSecond: round(checked / seconds),
+      checksShareOfMachine: round(checked / seconds / alone, 3),
+      owners: {
+        knownDevice: figures(owners.knownDevice),
+        unknownDevice: figures(owners.unknownDevice),
+        signedIn: figures(owners.signedIn),
+      },
+      transportErrors,
+      peakRssMb: round(server.peakRssMb()),
+    };
+  } finally {
+    await server.stop();
+    agent.destroy();
+  }
+}
+
+const round = (v: number, places = 1) => Math.round(v * 10 ** places) / 10 ** places;
+
+/** The targets of contract §11's bench, each with whether it held. */
+export function floodVerdicts(r: FloodResults): { target: string; held: boolean }[] {
+  const statuses = (f: OwnerFigures) => Object.keys(f.byStatus);
+  const fiveHundreds = [r.attack, r.owners.knownDevice, r.owners.unknownDevice, r.owners.signedIn].flatMap(
+    (f) => Object.keys(f.byStatus).filter((key) => key.startsWith('5') && !key.endsWith('LOGIN_BUSY')),
+  );
+  return [
+    {
+      target: 'known-device owner: every attempt 200, p95 ≤ 300 ms',
+      held:
+        statuses(r.owners.knownDevice).every((s) => s === '200') && r.owners.knownDevice.latencyMs.p95 <= 300,
+    },
+    {
+      target: 'unknown-device owner: every answer within 2 s, 200 or 503 LOGIN_BUSY',
+      held:
+        statuses(r.owners.unknownDevice).every((s) => s === '200' || s === '503 LOGIN_BUSY') &&
+        r.owners.unknownDevice.latencyMs.max <= 2000,
+    },
+    {
+      target: 'signed-in traffic: p99 ≤ 50 ms, no errors',
+      held: statuses(r.owners.signedIn).every((s) => s === '200') && r.owners.signedIn.latencyMs.p99 <= 50,
+    },
+    { target: 'checks/s under the flood ≥ 90 % of the machine alone', held: r.checksShareOfMachine >= 0.9 },
+    { target: 'peak RSS ≤ 350 MB', held: r.peakRssMb <= 350 },
+    {
+      target: 'no 5xx but 503 LOGIN_BUSY, no reset connection',
+      held: fiveHundreds.length === 0 && r.transportErrors === 0,
+    },
+  ];
+}
+
+export function floodSummary(r: FloodResults): string {
+  const p = (x: Percentiles) => `p50 ${x.p50} ms, p95 ${x.p95} ms, max ${x.max} ms`;
+  const statuses = (counts: Record<string, number>) =>
+    Object.entries(counts)
+      .map(([key, n]) => `${key}: ${n}`)
+      .join(', ');
+  return [
+    `load average (1 min) ${r.load.before.toFixed(2)} before, ${r.load.after.toFixed(2)} after`,
+    `attack: ${r.attack.attempts} attempts, ${r.attack.perSecond}/s, shed ${(r.attack.shedShare * 100).toFixed(1)} %, ${p(r.attack.latencyMs)} (${statuses(r.attack.byStatus)})`,
+    `known-device owner: ${r.owners.knownDevice.requests} sign-ins, ${p(r.owners.knownDevice.latencyMs)} (${statuses(r.owners.knownDevice.byStatus)})`,
+    `unknown-device owner: ${r.owners.unknownDevice.requests} sign-ins, ${p(r.owners.unknownDevice.latencyMs)} (${statuses(r.owners.unknownDevice.byStatus)})`,
+    `signed-in GET /api/auth/me: ${r.owners.signedIn.requests} requests, p99 ${r.owners.signedIn.latencyMs.p99} ms, max ${r.owners.signedIn.latencyMs.max} ms (${statuses(r.owners.signedIn.byStatus)})`,
+    `checks: ${r.checksPerSecond}/s under the flood, ${r.machineChecksPerSecond}/s alone (${(r.checksShareOfMachine * 100).toFixed(0)} %)`,
+    `peak RSS ${r.peakRssMb} MB; transport errors ${r.transportErrors}`,
+    ...floodVerdicts(r).map((v) => `${v.held ? 'held  ' : 'MISSED'} ${v.target}`),
+  ].join('\n');
+}
+
+/** FLOOD_* variables → settings. */
+export function floodSettings(env: NodeJS.ProcessEnv = process.env): FloodSettings {
+  const durationText = env.FLOOD_DURATION ?? '30s';
+  const match = /^(\d+)(ms|s)$/.exec(durationText);
+  if (!match) throw new Error(`FLOOD_DURATION=${durationText}: expected a duration such as 30s`);
+  const serverEnv = Object.fromEntries(
+    (env.FLOOD_ENV ?? '')
+      .split(',')
+      .filter(Boolean)
+      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  );
+  return {
+    concurrency: Number(env.FLOOD_CONCURRENCY ?? 256),
+    durationMs: Number(match[1]) * (match[2] === 's' ? 1000 : 1),
+    serverDir: env.FLOOD_SERVER_DIR ?? REPO,
+    serverEnv,
+  };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const results = await runFlood(floodSettings());
+  console.log(floodSummary(results));
+  if (process.env.FLOOD_JSON) writeFileSync(process.env.FLOOD_JSON, `${JSON.stringify(results, null, 2)}\n`);
+}

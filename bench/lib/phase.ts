@@ -1,0 +1,19 @@
+// What a phase of npm run bench is: a module that measures and gives its data and its Markdown (bench/run.ts lists them).
+import type { BenchRedis } from './redis.ts';
+
+/** What every phase is given. */
+export interface RunContext {
+  /** The private redis-server of this run (or BENCH_REDIS_URL's), null when none answers. */
+  readonly redis: BenchRedis | null;
+  /** The core the servers are pinned to, null when not pinned. */
+  readonly serverCore: number | null;
+  readonly log: (message: string) => void;
+  /** Lines printed under the run's tables (a target that did not start, a Redis missing…). */
+  readonly notes: string[];
+}
+
+/** One part of `npm run bench`: it measures, then gives its data for the results file and its Markdown. */
+export interface Phase {
+  readonly name: string;
+  run(context: RunContext): Promise<{ data: unknown; markdown: string } | null>;
+}

@@ -1,0 +1,314 @@
+// The gate in front of every password check at login (contract §11): a few checks at once, known devices first, shed instead of queueing.
+import type { Clock } from '../clock.ts';
+
+/** Known-device attempts wait in a lane of their own, served first; every other attempt shares the other. */
+export type GateLane = 'known' | 'shared';
+
+/** Where an attempt waits: a known device under its account (accounts take turns), or the shared line. */
+export type GatePlace = { readonly lane: 'known'; readonly account: string } | { readonly lane: 'shared' };
+
+export const SHARED: GatePlace = Object.freeze({ lane: 'shared' });
+
+export interface HashGateOptions {
+  /** Checks that may run at once. */
+  readonly concurrency: number;
+  /** A shared-lane attempt expected to wait longer than this is shed, and one that has waited this long is too. */
+  readonly maxWaitMs: number;
+  readonly clock: Clock;
+  /** What one check is taken to cost until checks have been timed (a measured one, such as the boot's dummy hash). */
+  readonly initialCheckMs?: number;
+}
+
+export type ShedReason = 'expected-wait' | 'deadline';
+
+/** What the gate tells its observers (metrics, the pressure tracker); each call is synchronous and must not throw. */
+export interface HashGateObserver {
+  /** An attempt got its turn after waiting `waitMs`. */
+  granted?(lane: GateLane, waitMs: number): void;
+  /** A check ran for `durationMs`. */
+  checked?(lane: GateLane, durationMs: number): void;
+  /** A shared-lane attempt was turned away: when it came (`expected-wait`) or once it had waited too long. */
+  shed?(reason: ShedReason): void;
+}
+
+/** An attempt's turn: it may run its checks now, or it was shed (and should come back in `retryAfter` s). */
+export type Turn = { readonly shed: false } | { readonly shed: true; readonly retryAfter: number };
+
+export type Admission =
+  | { readonly shed: true; readonly retryAfter: number }
+  | { readonly shed: false; readonly ticket: Ticket };
+
+/** An admitted attempt: its place in the queue, then its slot. */
+export interface Ticket {
+  /** Resolves when the attempt may run its checks, or when it is shed after waiting `maxWaitMs` (shared lane only). */
+  readonly turn: Promise<Turn>;
+  /** Runs one check on the slot and times it; only once `turn` resolved unshed. */
+  run<T>(check: () => Promise<T>): Promise<T>;
+  /** Frees the slot, or leaves the queue; once the attempt is done with the gate, whatever happened. */
+  close(): void;
+}
+
+/** What the gate is doing now, for the admin's view and the metrics' gauges. */
+export interface GateState {
+  readonly concurrency: number;
+  readonly running: number;
+  readonly queued: { readonly known: number; readonly shared: number };
+  /** The current estimate of one check's duration (ms), from the checks timed so far. */
+  readonly checkMs: number;
+}
+
+/** How fast the estimate follows the checks' durations: about the last ten weigh in. */
+const SMOOTHING = 0.2;
+/** A shed attempt is told to come back within this many seconds at most. */
+const MAX_RETRY_AFTER_SECONDS = 60;
+
+type WaiterState = 'queued' | 'running' | 'done';
+
+class Waiter implements Ticket {
+  state: WaiterState = 'queued';
+  readonly turn: Promise<Turn>;
+  resolve!: (turn: Turn) => void;
+
+  readonly gate: HashGate;
+  readonly place: GatePlace;
+  readonly queuedAt: number;
+
+  constructor(gate: HashGate, place: GatePlace, queuedAt: number) {
+    this.gate = gate;
+    this.place = place;
+    this.queuedAt = queuedAt;
+    this.turn = new Promise((resolve) => {
+      this.resolve = resolve;
+    });
+  }
+
+  run<T>(check: () => Promise<T>): Promise<T> {
+    if (this.state !== 'running') return Promise.reject(new Error('a check runs only on a granted slot'));
+    return this.gate.timed(this.place.lane, check);
+  }
+
+  close(): void {
+    this.gate.leave(this);
+  }
+}
+
+/**
+ * Schedules password checks: at most `concurrency` run at once. Known-device attempts are always
+ * served before shared ones; among them, at most one attempt per account runs at a time and the
+ * accounts waiting take turns, so many cookies of one account cannot hold the lane. A shared-lane
+ * attempt is admitted only if the wait expected from the queue ahead of it and the measured check
+ * time is within `maxWaitMs`, and is shed if it has waited that long anyway. The gate knows nothing
+ * of accounts' existence: a shed depends only on the queue.
+ */
+export class HashGate {
+  private readonly concurrency: number;
+  private readonly maxWaitMs: number;
+  private readonly clock: Clock;
+  private checkMs: number;
+  private running = 0;
+  /** Oldest first; entries that left while queued stay until they reach the head (counted apart). */
+  private shared: Waiter[] = [];
+  private sharedHead = 0;
+  private sharedQueued = 0;
+  /** Each account's known-device attempts, oldest first, and the order in which accounts get a turn. */
+  private readonly known = new Map<string, Waiter[]>();
+  private turns: string[] = [];
+  private knownQueued = 0;
+  /** Accounts with a known-device check running (one each at most). */
+  private readonly knownRunning = new Set<string>();
+  private readonly observers = new Set<HashGateObserver>();
+
+  constructor(options: HashGateOptions) {
+    if (!Number.isInteger(options.concurrency) || options.concurrency < 1)
+      throw new RangeError('the gate needs a concurrency of at least 1');
+    this.concurrency = options.concurrency;
+    this.maxWaitMs = options.maxWaitMs;
+    this.clock = options.clock;
+    this.checkMs = Math.max(0, options.initialCheckMs ?? 0);
+  }
+
+  /** Tells `observer` what happens from now on; returns the function that stops it. */
+  observe(observer: HashGateObserver): () => void {
+    this.observers.add(observer);
+    return () => this.observers.delete(observer);
+  }
+
+  /**
+   * Admits an attempt to its lane, or sheds it at once (shared lane only) when the wait expected
+   * for it exceeds the bound. An admitted attempt must `close()` its ticket, granted or not.
+   */
+  enter(place: GatePlace): Admission {
+    const now = this.clock.now();
+    this.expire(now);
+    if (place.lane === 'shared') {
+      const expected = this.expectedWaitMs();
+      if (expected > this.maxWaitMs) {
+        this.notify((o) => o.shed?.('expected-wait'));
+        return { shed: true, retryAfter: this.retryAfter(expected) };
+      }
+    }
+    const waiter = new Waiter(this, place, now);
+    if (place.lane === 'shared') {
+      this.shared.push(waiter);
+      this.sharedQueued++;
+    } else {
+      let line = this.known.get(place.account);
+      if (!line) {
+        line = [];
+        this.known.set(place.account, line);
+        this.turns.push(place.account);
+      }
+      line.push(waiter);
+      this.knownQueued++;
+    }
+    this.pump(now);
+    return { shed: false, ticket: waiter };
+  }
+
+  /** The wait (ms) a shared-lane attempt arriving now should expect before its check starts. */
+  expectedWaitMs(): number {
+    const queued = this.knownQueued + this.sharedQueued;
+    if (this.running + queued < this.concurrency) return 0;
+    // It starts after the queue ahead of it and one more check end; checks end at concurrency/checkMs.
+    return ((queued + 1) * this.checkMs) / this.concurrency;
+  }
+
+  state(): GateState {
+    this.expire(this.clock.now());
+    return {
+      concurrency: this.concurrency,
+      running: this.running,
+      queued: { known: this.knownQueued, shared: this.sharedQueued },
+      checkMs: this.checkMs,
+    };
+  }
+
+  /** @internal Times one check of a granted slot and folds its duration into the estimate. */
+  async timed<T>(lane: GateLane, check: () => Promise<T>): Promise<T> {
+    const started = this.clock.now();
+    try {
+      return await check();
+    } finally {
+      const duration = Math.max(0, this.clock.now() - started);
+      // With nothing measured yet (no boot estimate), the first check is the estimate.
+      this.checkMs = this.checkMs === 0 ? duration : this.checkMs + SMOOTHING * (duration - this.checkMs);
+      this.notify((o) => o.checked?.(lane, duration));
+    }
+  }
+
+  /** @internal A ticket is done: its slot frees (and the next attempt gets it), or it leaves the queue. */
+  leave(waiter: Waiter): void {
+    const was = waiter.state;
+    if (was === 'done') return;
+    waiter.state = 'done';
+    if (was === 'running') {
+      this.running--;
+      if (waiter.place.lane === 'known') this.knownRunning.delete(waiter.place.account);
+    } else if (waiter.place.lane === 'shared') {
+      this.sharedQueued--;
+      waiter.resolve({ shed: true, retryAfter: this.retryAfter(this.expectedWaitMs()) });
+    } else {
+      this.dropKnown(waiter);
+      waiter.resolve({ shed: true, retryAfter: 1 });
+    }
+    this.pump(this.clock.now());
+  }
+
+  /** Hands free slots out: known devices first (account by account, in turn), then the shared line. */
+  private pump(now: number): void {
+    this.expire(now);
+    while (this.running < this.concurrency) {
+      const next = this.nextKnown() ?? this.nextShared();
+      if (!next) return;
+      next.state = 'running';
+      this.running++;
+      if (next.place.lane === 'known') this.knownRunning.add(next.place.account);
+      const waited = now - next.queuedAt;
+      this.notify((o) => o.granted?.(next.place.lane, waited));
+      next.resolve({ shed: false });
+    }
+  }
+
+  /** The first account in turn with no check running: its oldest attempt, and the account goes to the back. */
+  private nextKnown(): Waiter | null {
+    for (let i = 0; i < this.turns.length; i++) {
+      const account = this.turns[i]!;
+      if (this.knownRunning.has(account)) continue;
+      const line = this.known.get(account)!;
+      const waiter = line.shift()!;
+      this.knownQueued--;
+      this.turns.splice(i, 1);
+      if (line.length > 0) this.turns.push(account);
+      else this.known.delete(account);
+      return waiter;
+    }
+    return null;
+  }
+
+  private nextShared(): Waiter | null {
+    while (this.sharedHead < this.shared.length) {
+      const waiter = this.shared[this.sharedHead++]!;
+      if (waiter.state !== 'queued') continue;
+      this.sharedQueued--;
+      this.compact();
+      return waiter;
+    }
+    this.compact();
+    return null;
+  }
+
+  /** Sheds the shared attempts that have waited `maxWaitMs` already: they are the oldest, at the head. */
+  private expire(now: number): void {
+    while (this.sharedHead < this.shared.length) {
+      const waiter = this.shared[this.sharedHead]!;
+      if (waiter.state === 'queued') {
+        if (now - waiter.queuedAt <= this.maxWaitMs) break;
+        waiter.state = 'done';
+        this.sharedQueued--;
+        this.notify((o) => o.shed?.('deadline'));
+        waiter.resolve({ shed: true, retryAfter: this.retryAfter(this.expectedWaitMs()) });
+      }
+      this.sharedHead++;
+    }
+    this.compact();
+  }
+
+  /** Drops the consumed head of the shared line once it is most of the array. */
+  private compact(): void {
+    if (this.sharedHead > 1024 && this.sharedHead * 2 > this.shared.length) {
+      this.shared = this.shared.slice(this.sharedHead);
+      this.sharedHead = 0;
+    } else if (this.sharedHead === this.shared.length && this.sharedHead > 0) {
+      this.shared = [];
+      this.sharedHead = 0;
+    }
+  }
+
+  private dropKnown(waiter: Waiter): void {
+    const place = waiter.place as Extract<GatePlace, { lane: 'known' }>;
+    const line = this.known.get(place.account);
+    const index = line?.indexOf(waiter) ?? -1;
+    if (!line || index < 0) return;
+    line.splice(index, 1);
+    this.knownQueued--;
+    if (line.length === 0) {
+      this.known.delete(place.account);
+      this.turns = this.turns.filter((account) => account !== place.account);
+    }
+  }
+
+  /** Whole seconds to come back after, from the wait expected now: at least 1. */
+  private retryAfter(expectedMs: number): number {
+    return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil(expectedMs / 1000)));
+  }
+
+  private notify(call: (observer: HashGateObserver) => void): void {
+    for (const observer of this.observers) {
+      try {
+        call(observer);
+      } catch {
+        // An observer (metrics, events) must never break the scheduling of checks.
+      }
+    }
+  }
+}

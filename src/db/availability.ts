@@ -1,0 +1,100 @@
+// Whether PostgreSQL can be reached: which driver errors mean "away" (not "wrong"), and when an outage starts and ends.
+
+/**
+ * Thrown in place of a driver error that says the database is away (refused, reset, terminated,
+ * timed out), never for a query the database refused. The HTTP layer answers it with a 503.
+ */
+export class DatabaseUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('the database cannot be reached', { cause });
+    this.name = 'DatabaseUnavailableError';
+  }
+}
+
+/** Socket errors of the connection to the server (Node's codes). */
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/**
+ * SQLSTATEs of a server that is going, gone or not yet there: admin_shutdown (57P01, a fast
+ * stop), crash_shutdown (57P02), cannot_connect_now (57P03, starting up), query_canceled (57014:
+ * statement_timeout, the only cancel this service sends) and too_many_connections (53300).
+ * Class 08, connection exceptions, is matched by its prefix.
+ */
+const SQLSTATES = new Set(['57P01', '57P02', '57P03', '57014', '53300']);
+
+/**
+ * What `pg` and `pg-pool` say when a connection breaks or never comes: they throw plain Errors
+ * without a code for these.
+ */
+const DRIVER_MESSAGES =
+  /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Client was closed and is not queryable)/;
+
+/** Whether `error` says the database cannot be reached now (so asking again later may work). */
+export function isUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as Error & { code?: unknown }).code;
+  if (
+    typeof code === 'string' &&
+    (SOCKET_CODES.has(code) || SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code))
+  )
+    return true;
+  if (error instanceof AggregateError) return error.errors.some(isUnavailable); // every address refused
+  return DRIVER_MESSAGES.test(error.message);
+}
+
+/** Told when the database goes away (the first failure) and comes back (the first success after). */
+export interface AvailabilityObserver {
+  outageStarted(error: unknown): void;
+  outageEnded(): void;
+}
+
+/**
+ * The database's reachability as its queries show it; observers hear only the transitions. Only
+ * a query that started after the outage began can end it: one that was already under way when a
+ * restart began may still succeed, and proves nothing about the database now.
+ */
+export class Availability {
+  private down = false;
+  /** Counts outages; a query notes it when it starts (`since`) and hands it back on success. */
+  private outages = 0;
+  private readonly observers = new Set<AvailabilityObserver>();
+
+  get available(): boolean {
+    return !this.down;
+  }
+
+  /** A mark to take when a query starts, for `succeeded`. */
+  get since(): number {
+    return this.outages;
+  }
+
+  /** Starts telling `observer` of outages; returns the function that stops it. */
+  observe(observer: AvailabilityObserver): () => void {
+    this.observers.add(observer);
+    return () => this.observers.delete(observer);
+  }
+
+  failed(error: unknown): void {
+    if (this.down) return;
+    this.down = true;
+    this.outages++;
+    for (const observer of this.observers) observer.outageStarted(error);
+  }
+
+  /** A query that started at `since` succeeded. */
+  succeeded(since: number = this.outages): void {
+    if (!this.down || since !== this.outages) return;
+    this.down = false;
+    for (const observer of this.observers) observer.outageEnded();
+  }
+}

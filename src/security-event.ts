@@ -1,0 +1,36 @@
+// The security-event contract: what a lower layer reports (a lock, a reset, a refused device), nothing about storage.
+
+/** The kinds of security event, in the order the admin page explains them. */
+export const SECURITY_EVENT_TYPES = [
+  'lock-started',
+  'admin-reset',
+  'known-device-refused',
+  'login-pressure-started',
+  'login-pressure-ended',
+] as const;
+
+export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];
+
+/** One event as its reporter knows it; the recorder adds the time (its clock) and the instance. */
+export interface SecurityEvent {
+  readonly type: SecurityEventType;
+  /**
+   * The control concerned (a policy name such as `login-account`); an admin reset names
+   * `login-account`, the login path's pressure `login-gate`.
+   */
+  readonly control: string;
+  /** The account, in the normal form that keys its budget (src/email.ts). */
+  readonly email?: string | null;
+  /** The client address key (an IPv6 address is its prefix), for controls keyed by address. */
+  readonly address?: string | null;
+  /** The admin who acted (admin-reset). */
+  readonly actorId?: number | null;
+}
+
+/**
+ * Where reporters send events. `record` returns at once and never throws: storing happens later,
+ * batched, and a storage failure is logged, never surfaced to the request that reported the event.
+ */
+export interface SecurityEventSink {
+  record(event: SecurityEvent): void;
+}

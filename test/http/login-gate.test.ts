@@ -1,0 +1,379 @@
+// Contract §11 over HTTP: the hashing gate at login, with checks held and released by the test (HeldHasher) on a hand-moved clock.
+import assert from 'node:assert/strict';
+import { after, describe, it, type TestContext } from 'node:test';
+import { DEVICE_COOKIE } from '../../src/auth/devices.ts';
+import { ManualClock } from '../../src/clock.ts';
+import {
+  createTestApp,
+  DEMO_PASSWORD,
+  type Response,
+  type TestApp,
+  type TestClient,
+} from '../helpers/app.ts';
+import { closeTestDatabases } from '../helpers/database.ts';
+import { HeldHasher } from '../helpers/held-hasher.ts';
+import { assertError } from '../helpers/http.ts';
+
+after(closeTestDatabases);
+
+const ALICE = 'alice@example.com';
+const BOB = 'bob@example.com';
+const CAROL = 'carol@example.com';
+const WRONG = 'not-the-password';
+
+interface GateApp extends TestApp {
+  readonly hasher: HeldHasher;
+}
+
+/** One check at a time and a bound of 100 ms unless `env` says otherwise; checks held by the test. */
+async function gateApp(t: TestContext, env: Record<string, string> = {}): Promise<GateApp> {
+  const hasher = new HeldHasher();
+  const clock = new ManualClock();
+  const app = await createTestApp({
+    clock,
+    hasher,
+    env: { LOGIN_HASH_CONCURRENCY: '1', LOGIN_QUEUE_MAX_WAIT: '100ms', ...env },
+  });
+  t.after(app.close);
+  await app.database.db.query('UPDATE users SET devices_valid_after = NULL');
+  await app.database.db.query('DELETE FROM security_events');
+  hasher.holdChecks(clock);
+  return Object.assign(app, { hasher });
+}
+
+/** Resolves once the gate has this many attempts waiting in each lane. */
+async function untilQueued({ app }: TestApp, shared: number, known = 0): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const { queued } = app.services.loginGate.state();
+    if (queued.shared === shared && queued.known === known) return;
+    if (Date.now() > deadline)
+      assert.fail(`queued ${JSON.stringify(queued)}, expected shared ${shared}, known ${known}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** A login started now, answered once the test lets its check through. */
+function loginLater(client: TestClient, email: string, password: string): Promise<Response> {
+  return client.login(email, password);
+}
+
+/** A browser that signed in to `email` once: it holds a device cookie for it (a known device from now on). */
+async function knownBrowser(app: GateApp, email: string): Promise<TestClient> {
+  const browser = app.client();
+  await browser.fetchCsrf();
+  const signIn = browser.login(email, DEMO_PASSWORD);
+  await app.hasher.untilHeld(1);
+  app.hasher.releaseNext();
+  assert.equal((await signIn).statusCode, 200);
+  assert.ok(browser.cookie(DEVICE_COOKIE));
+  await browser.fetchCsrf();
+  return browser;
+}
+
+/** Measures one check of 50 ms (the gate's estimate), so that the expected waits below are exact. */
+async function measureOneCheck(app: GateApp): Promise<void> {
+  const first = loginLater(app.client(), 'nobody@example.com', WRONG);
+  await app.hasher.untilHeld(1);
+  app.hasher.releaseNext(50);
+  assert.equal((await first).statusCode, 401);
+  assert.equal(app.app.services.loginGate.state().checkMs, 50);
+}
+
+/** Fills the gate: one check running (held) and `queued` shared attempts waiting; returns their answers. */
+async function fill(app: GateApp, queued: number): Promise<Promise<Response>[]> {
+  const answers = [loginLater(app.client(), 'runner@example.com', WRONG)];
+  await app.hasher.untilHeld(1);
+  for (let i = 0; i < queued; i++) {
+    answers.push(loginLater(app.client(), `queued${i}@example.com`, WRONG));
+    await untilQueued(app, i + 1);
+  }
+  return answers;
+}
+
+/** Lets every held and queued check through, one by one, until the gate is idle. */
+async function drain(app: GateApp, answers: Promise<Response>[]): Promise<Response[]> {
+  const all = Promise.all(answers);
+  let settled = false;
+  void all.finally(() => {
+    settled = true;
+  });
+  while (!settled) {
+    if (app.hasher.held.length > 0) app.hasher.releaseNext(50);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  return all;
+}
+
+describe('POST /api/auth/login under a flood (the hashing gate)', () => {
+  it('answers 503 LOGIN_BUSY with Retry-After and no-store, before any hash, once the expected wait passes the bound', async (t) => {
+    const app = await gateApp(t);
+    await measureOneCheck(app);
+    // One running and two waiting: a newcomer would wait 3 × 50 ms > 100 ms.
+    const answers = await fill(app, 2);
+    const startedBefore = app.hasher.started.length;
+    const shed = await app.client().login(BOB, WRONG);
+    const body = assertError(shed, 503, 'LOGIN_BUSY');
+    assert.equal(shed.headers['retry-after'], '1');
+    assert.equal(body.retryAfter, 1);
+    assert.equal(shed.headers['cache-control'], 'no-store');
+    assert.equal(app.hasher.started.length, startedBefore, 'no hash was started for it');
+    assert.equal(shed.headers['set-cookie'], undefined, 'no session, no device cookie');
+    const statuses = (await drain(app, answers)).map((r) => r.statusCode);
+    assert.deepEqual(statuses, [401, 401, 401], 'the admitted attempts were all checked');
+  });
+
+  it('never makes a shed depend on whether the account exists', async (t) => {
+    const app = await gateApp(t);
+    await measureOneCheck(app);
+    const answers = await fill(app, 2);
+    const existing = await app.client().login(BOB, WRONG);
+    const missing = await app.client().login('no-such-user@example.com', WRONG);
+    const owner = await app.client().login(CAROL, DEMO_PASSWORD);
+    for (const response of [existing, missing, owner]) assertError(response, 503, 'LOGIN_BUSY');
+    const shape = (r: Response) => ({
+      body: r.json(),
+      headers: Object.keys(r.headers)
+        .filter((name) => !['date', 'set-cookie', 'x-request-id'].includes(name))
+        .sort()
+        .map((name) => `${name}: ${r.headers[name]}`),
+    });
+    assert.deepEqual(shape(missing), shape(existing));
+    assert.deepEqual(shape(owner), shape(existing));
+    await drain(app, answers);
+    // And with room in the gate, both are admitted alike: each one check, each 401.
+    const twoAnswers = [
+      app.client().login(BOB, WRONG),
+      app.client().login('no-such-user@example.com', WRONG),
+    ];
+    const checked = await drain(app, twoAnswers);
+    assert.deepEqual(
+      checked.map((r) => [r.statusCode, r.json().code]),
+      [
+        [401, 'INVALID_CREDENTIALS'],
+        [401, 'INVALID_CREDENTIALS'],
+      ],
+    );
+  });
+
+  it('spends no login budget on a shed attempt and starts no lock', async (t) => {
+    const app = await gateApp(t, { RATE_LIMIT_LOGIN_ACCOUNT: '1/15m', RATE_LIMIT_LOGIN_IP: '1/15m' });
+    await measureOneCheck(app);
+    const answers = await fill(app, 2);
+    const caller = app.client();
+    for (let i = 0; i < 3; i++) assertError(await caller.login(BOB, WRONG), 503, 'LOGIN_BUSY');
+    await drain(app, answers);
+    // Had any shed attempt counted, bob's account (1 failure per 15 min) or this address would be locked now.
+    const budgets = (await caller.get('/api/rate-limits')).json<{
+      controls: { control: string; remaining: number }[];
+    }>();
+    const remaining = Object.fromEntries(budgets.controls.map((c) => [c.control, c.remaining]));
+    assert.equal(remaining['login-ip'], 1, 'the address has its whole failure budget');
+    const retry = caller.login(BOB, DEMO_PASSWORD);
+    await app.hasher.untilHeld(1);
+    app.hasher.releaseNext();
+    assert.equal((await retry).statusCode, 200, 'bob is not locked');
+    // (The filler attempts were real failures on budgets of one: each of them started its locks.)
+    await app.app.services.securityEvents.flush();
+    const locks = await app.database.db.query<{ type: string }>(
+      "SELECT type FROM security_events WHERE type = 'lock-started' AND (email = $1 OR address = $2)",
+      [BOB, caller.remoteAddress],
+    );
+    assert.deepEqual(locks, [], 'no lock on bob’s account or the caller’s address');
+  });
+
+  it('gives back what an attempt reserved when it is shed after waiting its bound', async (t) => {
+    const app = await gateApp(t, { RATE_LIMIT_LOGIN_ACCOUNT: '1/15m', RATE_LIMIT_LOGIN_IP: '1/15m' });
+    const running = loginLater(app.client(), 'runner@example.com', WRONG);
+    await app.hasher.untilHeld(1);
+    // Nothing measured yet: bob's attempt is admitted, reserves its units, and waits.
+    const caller = app.client();
+    const waiting = caller.login(BOB, WRONG);
+    await untilQueued(app, 1);
+    await new Promise((resolve) => setTimeout(resolve, 20)); // its reservation is made while it waits
+    app.clock.advance(150); // past LOGIN_QUEUE_MAX_WAIT (100 ms)
+    // The next event at the gate (another attempt arriving) sheds it.
+    const next = loginLater(app.client(), 'other@example.com', WRONG);
+    const shed = await waiting;
+    const body = assertError(shed, 503, 'LOGIN_BUSY');
+    assert.ok(Number(shed.headers['retry-after']) >= 1);
+    assert.equal(body.retryAfter, Number(shed.headers['retry-after']));
+    await drain(app, [running, next]);
+    // Its units came back: the address and the account (1 per 15 min each) still admit a check.
+    const again = caller.login(BOB, DEMO_PASSWORD);
+    await app.hasher.untilHeld(1);
+    app.hasher.releaseNext();
+    assert.equal((await again).statusCode, 200);
+  });
+
+  it('serves a known device before every shared attempt that waits', async (t) => {
+    const app = await gateApp(t, { LOGIN_QUEUE_MAX_WAIT: '10s' });
+    const alice = await knownBrowser(app, ALICE);
+    const answers = await fill(app, 3);
+    const owner = alice.login(ALICE, DEMO_PASSWORD);
+    await untilQueued(app, 3, 1);
+    app.hasher.releaseNext(); // the running check ends
+    await app.hasher.untilHeld(1);
+    assert.equal(app.hasher.held[0]!.password, DEMO_PASSWORD, 'alice’s check runs next');
+    app.hasher.releaseNext();
+    assert.equal((await owner).statusCode, 200);
+    await drain(app, answers);
+  });
+
+  it('never sheds a known device: it waits in its own lane while shared newcomers are turned away', async (t) => {
+    const app = await gateApp(t);
+    const alice = await knownBrowser(app, ALICE); // its check measured 50 ms
+    const answers = await fill(app, 2);
+    assertError(await app.client().login(CAROL, DEMO_PASSWORD), 503, 'LOGIN_BUSY');
+    const owner = alice.login(ALICE, DEMO_PASSWORD);
+    await untilQueued(app, 2, 1);
+    app.hasher.releaseNext(); // the running check ends: alice's runs next, ahead of the two waiting
+    await app.hasher.untilHeld(1);
+    assert.equal(app.hasher.held[0]!.password, DEMO_PASSWORD);
+    const results = await drain(app, [owner, ...answers]);
+    assert.equal(results[0]!.statusCode, 200);
+  });
+
+  it('takes known-device accounts in turn, one check per account at a time', async (t) => {
+    const app = await gateApp(t, { LOGIN_HASH_CONCURRENCY: '2', LOGIN_QUEUE_MAX_WAIT: '10s' });
+    const alices = [
+      await knownBrowser(app, ALICE),
+      await knownBrowser(app, ALICE),
+      await knownBrowser(app, ALICE),
+    ];
+    const bob = await knownBrowser(app, BOB);
+    // Alice's three devices at once: one check runs for her, the others wait though a slot is free.
+    const passwords = ['a1', 'a2', 'a3'];
+    const aliceAnswers = alices.map((browser, i) => loginLater(browser, ALICE, passwords[i]!));
+    await app.hasher.untilHeld(1);
+    await untilQueued(app, 0, 2);
+    assert.equal(app.hasher.held.length, 1);
+    // The free slot goes to a shared attempt: the known lane has nobody it may serve.
+    const shared = loginLater(app.client(), 'someone@example.com', 's1');
+    await app.hasher.untilHeld(2);
+    assert.deepEqual(
+      app.hasher.held.map((c) => c.password),
+      ['a1', 's1'],
+    );
+    // Bob's device arrives after alice's: when a slot frees, bob's turn comes before alice's third.
+    const bobAnswer = loginLater(bob, BOB, 'b1');
+    await untilQueued(app, 0, 3);
+    app.hasher.releaseNext(); // a1 ends: alice may run again (a2), her account goes to the back
+    await app.hasher.untilHeld(2);
+    app.hasher.releaseNext(); // s1 ends: bob's turn, not alice's third
+    await app.hasher.untilHeld(2);
+    app.hasher.releaseNext(); // a2 ends: a3
+    await app.hasher.untilHeld(2);
+    await drain(app, [...aliceAnswers, shared, bobAnswer]);
+    const order = app.hasher.started.filter((p) => ['a1', 'a2', 'a3', 'b1', 's1'].includes(p));
+    assert.deepEqual(order, ['a1', 's1', 'a2', 'b1', 'a3']);
+  });
+
+  it('decides everything cheap before the gate: a password over 1,024 characters is a 400', async (t) => {
+    const app = await gateApp(t);
+    const answers = await fill(app, 0);
+    const before = app.hasher.started.length;
+    const caller = app.client();
+    await caller.fetchCsrf();
+    const long = await caller.request({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { email: BOB, password: 'x'.repeat(1025) },
+    });
+    assertError(long, 400, 'VALIDATION_ERROR');
+    const noToken = await caller.request({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { email: BOB, password: WRONG },
+      csrf: false,
+    });
+    assertError(noToken, 403, 'CSRF_INVALID');
+    assert.equal(app.hasher.started.length, before);
+    assert.deepEqual(app.app.services.loginGate.state().queued, { known: 0, shared: 0 });
+    await drain(app, answers);
+  });
+});
+
+describe('GET /api/admin/login-pressure and the pressure events', () => {
+  const pressureOf = async (admin: TestClient) => {
+    const response = await admin.get('/api/admin/login-pressure');
+    assert.equal(response.statusCode, 200, response.body);
+    return response.json<{
+      underPressure: boolean;
+      since: string | null;
+      shedAttempts: number;
+      gate: { concurrency: number; running: number; queued: { known: number; shared: number } };
+    }>();
+  };
+  const pressureEvents = async (app: GateApp) => {
+    await app.app.services.securityEvents.flush();
+    return (
+      await app.database.db.query<{ type: string; control: string }>(
+        "SELECT type, control FROM security_events WHERE type LIKE 'login-pressure-%' ORDER BY id",
+      )
+    ).map((row) => `${row.type} ${row.control}`);
+  };
+
+  it('starts one episode at the first shed, shows it to admins, and ends it after a minute without shedding', async (t) => {
+    const app = await gateApp(t);
+    const admin = await knownBrowser(app, 'admin@example.com'); // signed in; its check measured 50 ms
+    const calm = await pressureOf(admin);
+    assert.equal(calm.underPressure, false);
+    assert.equal(calm.since, null);
+    assert.equal(calm.gate.concurrency, 1);
+
+    const answers = await fill(app, 2);
+    for (let i = 0; i < 5; i++)
+      assertError(await app.client().login(`x${i}@example.com`, WRONG), 503, 'LOGIN_BUSY');
+    const busy = await pressureOf(admin);
+    assert.equal(busy.underPressure, true);
+    assert.equal(busy.since, new Date(app.clock.now()).toISOString());
+    assert.equal(busy.shedAttempts, 5);
+    assert.deepEqual(busy.gate.queued, { known: 0, shared: 2 });
+    assert.equal(busy.gate.running, 1);
+    assert.deepEqual(
+      await pressureEvents(app),
+      ['login-pressure-started login-gate'],
+      'one event for five sheds',
+    );
+
+    await drain(app, answers);
+    app.clock.advance(59_000);
+    assert.equal((await pressureOf(admin)).underPressure, true, 'still within the quiet minute');
+    app.clock.advance(1_000);
+    assert.equal((await pressureOf(admin)).underPressure, false);
+    assert.deepEqual(await pressureEvents(app), [
+      'login-pressure-started login-gate',
+      'login-pressure-ended login-gate',
+    ]);
+    const events = (await admin.get('/api/admin/security-events')).json<{ events: { type: string }[] }>();
+    assert.deepEqual(
+      events.events.slice(0, 2).map((e) => e.type),
+      ['login-pressure-ended', 'login-pressure-started'],
+    );
+  });
+
+  it('is for admins only', async (t) => {
+    const app = await gateApp(t);
+    assertError(await app.client().get('/api/admin/login-pressure'), 401, 'UNAUTHENTICATED');
+    const employee = await knownBrowser(app, BOB);
+    assertError(await employee.get('/api/admin/login-pressure'), 403, 'FORBIDDEN');
+  });
+
+  it('counts queues, waits, checks and sheds in /metrics', async (t) => {
+    const app = await gateApp(t);
+    await measureOneCheck(app);
+    const answers = await fill(app, 2);
+    assertError(await app.client().login(BOB, WRONG), 503, 'LOGIN_BUSY');
+    const during = await app.app.metrics.metrics();
+    assert.match(during, /^login_gate_queue_depth\{lane="shared"\} 2$/m);
+    assert.match(during, /^login_gate_queue_depth\{lane="known"\} 0$/m);
+    assert.match(during, /^login_gate_checks_running 1$/m);
+    assert.match(during, /^login_gate_shed_total\{reason="expected-wait"\} 1$/m);
+    await drain(app, answers);
+    const later = await app.app.metrics.metrics();
+    assert.match(later, /^login_gate_checks_total\{lane="shared"\} 4$/m);
+    assert.match(later, /^login_gate_wait_seconds_count\{lane="shared"\} 4$/m);
+    assert.match(later, /^login_gate_queue_depth\{lane="shared"\} 0$/m);
+  });
+});

@@ -1,0 +1,244 @@
+// The Redis store on a private redis-server: one turn's EVALSHAs reach Redis in one read (ioredis' auto-pipelining), each its own decision; the command timeout bounds a silent server.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { RedisStore } from '../../src/rate-limit/stores/redis-store.ts';
+import {
+  type RateDecision,
+  type RateRule,
+  StoreUnavailableError,
+} from '../../src/rate-limit/stores/store.ts';
+import { openRedisStore } from '../helpers/redis.ts';
+import { RedisServer, skipUnlessRedisBinaries } from '../helpers/redis-server.ts';
+
+const skip = skipUnlessRedisBinaries();
+const MINUTE = 60_000;
+const rule: RateRule = { name: 'pipelining', limit: 3, windowMs: MINUTE };
+/**
+ * Socket reads Redis may count for one turn's batch plus the INFO that reads the counter: one for
+ * the batch (two if the kernel splits it), one for the INFO. Without batching, 50 decisions
+ * measured from 10 to 34 reads here.
+ */
+const BATCH_READS = 3;
+
+const brief = (d: RateDecision) => [d.allowed, d.remaining];
+
+/** What the server counted since the last CONFIG RESETSTAT (the INFO that reads it included). */
+async function serverStats(store: RedisStore) {
+  const info = await store.client.info('everything');
+  const field = (pattern: RegExp) => Number(pattern.exec(info)?.[1] ?? 0);
+  return {
+    reads: field(/^total_reads_processed:(\d+)/m),
+    evalsha: field(/^cmdstat_evalsha:calls=(\d+)/m),
+    ping: field(/^cmdstat_ping:calls=(\d+)/m),
+  };
+}
+
+async function resetStats(store: RedisStore): Promise<void> {
+  await store.client.config('RESETSTAT');
+}
+
+describe('RedisStore batching (auto-pipelining)', { skip, timeout: 30_000 }, () => {
+  // A private server: its counters see this file's commands and nobody else's.
+  let server: RedisServer;
+  let store: RedisStore;
+  before(async () => {
+    server = await RedisServer.start();
+    store = await openRedisStore({ url: server.url });
+    await store.consume(rule, 'warm'); // the script is loaded (NOSCRIPT, then EVAL) before counting
+  });
+  after(async () => {
+    await store?.close();
+    await server?.stop();
+  });
+
+  it('sends the 50 decisions of one turn in one write: Redis reads them at once and answers each', async () => {
+    await resetStats(store);
+    const pending: Promise<RateDecision>[] = [];
+    for (let i = 0; i < 50; i++) pending.push(store.consume(rule, `one-turn-${i}`));
+    const decisions = await Promise.all(pending);
+    const stats = await serverStats(store);
+    assert.equal(stats.evalsha, 50, 'each decision is still its own EVALSHA');
+    assert.ok(stats.reads <= BATCH_READS, `${stats.reads} socket reads for one turn's 50 decisions`);
+    for (const [i, decision] of decisions.entries()) {
+      assert.deepEqual(brief(decision), [true, 2], `one-turn-${i}`);
+      assert.equal(decision.limit, 3);
+      assert.equal(typeof decision.token, 'number');
+    }
+  });
+
+  it('keeps the order of one turn’s decisions on one key: the budget counts down, then refuses', async () => {
+    await resetStats(store);
+    const pending = [
+      store.peek(rule, 'ordered'),
+      ...Array.from({ length: 5 }, () => store.consume(rule, 'ordered')),
+      store.peek(rule, 'ordered'),
+    ];
+    const decisions = await Promise.all(pending);
+    const stats = await serverStats(store);
+    assert.deepEqual(decisions.map(brief), [
+      [true, 3],
+      [true, 2],
+      [true, 1],
+      [true, 0],
+      [false, 0],
+      [false, 0],
+      [false, 0],
+    ]);
+    assert.ok(
+      decisions[4]!.resetMs > 0 && decisions[4]!.resetMs <= MINUTE,
+      'a refusal says how long to wait',
+    );
+    assert.ok(stats.reads <= BATCH_READS, `${stats.reads} socket reads`);
+  });
+
+  it('takes the other commands of the turn along (a PING after a decision), each answered', async () => {
+    await resetStats(store);
+    const [first, pong, second] = await Promise.all([
+      store.consume(rule, 'with-ping-a'),
+      store.ping(),
+      store.consume(rule, 'with-ping-b'),
+    ]);
+    const stats = await serverStats(store);
+    assert.deepEqual([brief(first), pong, brief(second)], [[true, 2], undefined, [true, 2]]);
+    assert.deepEqual([stats.evalsha, stats.ping], [2, 1]);
+    assert.ok(stats.reads <= BATCH_READS, `${stats.reads} socket reads`);
+  });
+
+  it('decisions awaited one by one each leave in their own turn and each work', async () => {
+    await resetStats(store);
+    const decisions: RateDecision[] = [];
+    for (let i = 0; i < 5; i++) decisions.push(await store.consume(rule, 'one-by-one'));
+    for (let i = 0; i < 5; i++) decisions.push(await store.consume(rule, `one-by-one-${i}`));
+    const stats = await serverStats(store);
+    assert.deepEqual(decisions.map(brief), [
+      [true, 2],
+      [true, 1],
+      [true, 0],
+      [false, 0],
+      [false, 0],
+      ...Array.from({ length: 5 }, () => [true, 2]),
+    ]);
+    assert.equal(stats.evalsha, 10);
+    // Nothing is held past its turn: every awaited decision was read on its own.
+    assert.ok(stats.reads >= 10, `${stats.reads} socket reads for 10 decisions in 10 turns`);
+  });
+
+  it('batches again turn after turn', async () => {
+    for (let turn = 0; turn < 3; turn++) {
+      await resetStats(store);
+      const decisions = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => store.consume(rule, `turn-${turn}-${i % 10}`)),
+      );
+      const stats = await serverStats(store);
+      assert.deepEqual(
+        decisions.map(brief),
+        Array.from({ length: 20 }, (_, i) => (i < 10 ? [true, 2] : [true, 1])),
+        `turn ${turn}`,
+      );
+      assert.ok(stats.reads <= BATCH_READS, `turn ${turn}: ${stats.reads} socket reads`);
+    }
+  });
+});
+
+describe('RedisStore batching when Redis stops', { skip, timeout: 30_000 }, () => {
+  /** Well under the command timeout: a batch sent to a dead server fails at once, not at the timeout. */
+  const FAST_MS = 500;
+  let server: RedisServer;
+  let store: RedisStore;
+  before(async () => {
+    server = await RedisServer.start();
+    store = await openRedisStore({ url: server.url, timeoutMs: 2000 });
+    await store.consume(rule, 'warm');
+  });
+  after(async () => {
+    await store?.close();
+    await server?.stop();
+  });
+
+  const oneTurn = (label: string, n = 20) =>
+    Array.from({ length: n }, (_, i) => store.consume(rule, `${label}-${i}`));
+
+  async function assertAllFailFast(pending: Promise<RateDecision>[], started: number): Promise<void> {
+    const outcomes = await Promise.allSettled(pending);
+    const elapsed = performance.now() - started;
+    for (const outcome of outcomes) {
+      assert.equal(outcome.status, 'rejected');
+      assert.ok(
+        outcome.status === 'rejected' && outcome.reason instanceof StoreUnavailableError,
+        String(outcome.status === 'rejected' && outcome.reason),
+      );
+    }
+    assert.ok(elapsed < FAST_MS, `failed after ${Math.round(elapsed)} ms`);
+  }
+
+  it('a batch whose server is killed before it leaves fails fast with StoreUnavailableError, none decided', async () => {
+    const started = performance.now();
+    const pending = oneTurn('killed-mid-turn');
+    // kill(2) is sent before this turn ends, so the server dies before the batch leaves (at the
+    // end of the turn): not one decision can be made.
+    const killed = server.kill();
+    await assertAllFailFast(pending, started);
+    await killed;
+  });
+
+  it('a batch sent to a stopped server fails fast with StoreUnavailableError, turn after turn', async () => {
+    await server.kill();
+    for (let turn = 0; turn < 3; turn++) {
+      await assertAllFailFast(oneTurn(`stopped-${turn}`), performance.now());
+    }
+  });
+
+  it('batches on the new connection once the server is back', async () => {
+    await server.restart();
+    assert.equal(await store.ready(5000), true);
+    await store.consume(rule, 'rewarm'); // a restarted server has no scripts: NOSCRIPT, then EVAL
+    await resetStats(store);
+    const pending = oneTurn('back', 30);
+    const decisions = await Promise.all(pending);
+    const stats = await serverStats(store);
+    assert.deepEqual(
+      decisions.map(brief),
+      Array.from({ length: 30 }, () => [true, 2]),
+    );
+    assert.ok(stats.reads <= BATCH_READS, `${stats.reads} socket reads`);
+  });
+});
+
+describe('RedisStore when Redis does not answer', { skip, timeout: 30_000 }, () => {
+  const TIMEOUT_MS = 200;
+  let server: RedisServer;
+  let store: RedisStore;
+  before(async () => {
+    server = await RedisServer.start();
+    store = await openRedisStore({ url: server.url, timeoutMs: TIMEOUT_MS });
+    await store.consume(rule, 'warm');
+  });
+  after(async () => {
+    server?.resume();
+    await store?.close();
+    await server?.stop();
+  });
+
+  it('fails every decision of a frozen server at the command timeout, then decides again once it answers', async () => {
+    server.pause(); // SIGSTOP: the connection stays open, nothing answers
+    const started = performance.now();
+    const outcomes = await Promise.allSettled([
+      store.consume(rule, 'frozen-a'),
+      store.peek(rule, 'frozen-b'),
+      store.ping(),
+    ]);
+    const elapsed = performance.now() - started;
+    for (const outcome of outcomes) {
+      assert.ok(
+        outcome.status === 'rejected' && outcome.reason instanceof StoreUnavailableError,
+        String(outcome.status === 'rejected' ? outcome.reason : 'answered'),
+      );
+      assert.match(String((outcome as PromiseRejectedResult).reason.message), /timed out/);
+    }
+    // Not before the timeout; the upper bound leaves room for a loaded machine's timers.
+    assert.ok(elapsed >= TIMEOUT_MS - 5, `failed after ${Math.round(elapsed)} ms`);
+    assert.ok(elapsed < TIMEOUT_MS * 5, `failed after ${Math.round(elapsed)} ms`);
+    server.resume();
+    assert.deepEqual(brief(await store.consume(rule, 'thawed')), [true, 2]);
+  });
+});

@@ -14,6 +14,7 @@ import { type Clock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
+import { ClientsRepository } from './db/repositories/clients.ts';
 import { SecurityEventsRepository } from './db/repositories/security-events.ts';
 import { SessionsRepository } from './db/repositories/sessions.ts';
 import { TasksRepository } from './db/repositories/tasks.ts';
@@ -106,6 +107,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     db,
     users: new UsersRepository(db),
     tasks: new TasksRepository(db),
+    clients: new ClientsRepository(db),
     sessions: new SessionService(sessionsRepository, {
       secret: config.sessionSecret,
       ttlMs: config.sessionTtlMs,

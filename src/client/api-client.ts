@@ -4,6 +4,7 @@ import type { CookieJar } from './cookie-jar.ts';
 import { parseRateLimit, parseRetryAfter, type RateLimitState } from './rate-limit-headers.ts';
 import type {
   BulkReassignResult,
+  Client,
   ControlReport,
   LoginLock,
   LoginPressure,
@@ -149,6 +150,12 @@ export class ApiClient {
   async employees(options?: CallOptions): Promise<User[]> {
     const path = '/api/employee/employees';
     return (await this.send<{ employees: User[] }>({ method: 'GET', path, options })).data.employees;
+  }
+
+  /** Every client tasks belong to, sorted by name. */
+  async clients(options?: CallOptions): Promise<Client[]> {
+    const path = '/api/employee/clients';
+    return (await this.send<{ clients: Client[] }>({ method: 'GET', path, options })).data.clients;
   }
 
   /**

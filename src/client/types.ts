@@ -23,6 +23,12 @@ export interface Task {
   readonly updatedAt: string;
 }
 
+/** A client (the company a task belongs to), as GET /api/employee/clients lists it. */
+export interface Client {
+  readonly id: number;
+  readonly name: string;
+}
+
 export interface TaskFilters {
   readonly assigneeId?: number;
   readonly clientId?: number;

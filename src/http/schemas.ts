@@ -1,5 +1,6 @@
 // JSON schemas shared by routes: they validate, serialise, and become the OpenAPI document.
 import { TASK_STATUSES } from '../db/repositories/tasks.ts';
+import { ERRORS, type ErrorCode } from '../errors.ts';
 
 export const userSchema = {
   $id: 'User',
@@ -29,6 +30,17 @@ export const taskSchema = {
   },
 } as const;
 
+export const clientSchema = {
+  $id: 'Client',
+  type: 'object',
+  required: ['id', 'name'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'integer' },
+    name: { type: 'string' },
+  },
+} as const;
+
 export const errorSchema = {
   $id: 'Error',
   type: 'object',
@@ -37,24 +49,43 @@ export const errorSchema = {
   properties: {
     code: { type: 'string' },
     message: { type: 'string' },
-    retryAfter: {
-      type: 'integer',
-      description: 'Seconds to wait (429, and 503 LOGIN_BUSY or DATABASE_UNAVAILABLE)',
-    },
+    retryAfter: { type: 'integer', description: 'Seconds to wait (429 and 503)' },
   },
 } as const;
 
-export const SHARED_SCHEMAS = [userSchema, taskSchema, errorSchema];
+export const SHARED_SCHEMAS = [userSchema, taskSchema, clientSchema, errorSchema];
 
-export const ref = (id: 'User' | 'Task' | 'Error') => ({ $ref: `${id}#` }) as const;
+export const ref = (id: 'User' | 'Task' | 'Client' | 'Error') => ({ $ref: `${id}#` }) as const;
 
 /** Positive database ids (PostgreSQL `integer`). */
 export const idSchema = { type: 'integer', minimum: 1, maximum: 2_147_483_647 } as const;
 
 /**
- * The error responses a route can give, by status, all shaped `{code, message, ...}`. Every route
- * may answer 503: each resolves a session cookie in the database (DATABASE_UNAVAILABLE, §13).
+ * The error responses a route gives of its own (a missing task, a wrong password), by code; a
+ * bare status stands for every code of that status. The OpenAPI document adds what every route
+ * of its kind answers (its rate limit, CSRF, access and validation: route-answers.ts).
  */
-export function errorResponses(...statuses: number[]): Record<number, ReturnType<typeof ref>> {
-  return Object.fromEntries([...new Set([...statuses, 503])].map((status) => [status, ref('Error')]));
+export function errorResponses(...answers: (ErrorCode | number)[]): Record<number, object> {
+  const byStatus = new Map<number, ErrorCode[] | null>();
+  for (const answer of answers) {
+    if (typeof answer === 'number') byStatus.set(answer, null);
+    else {
+      const status = ERRORS[answer].status;
+      const codes = byStatus.get(status);
+      if (codes !== null) byStatus.set(status, [...(codes ?? []), answer]);
+    }
+  }
+  return Object.fromEntries(
+    [...byStatus].map(([status, codes]) => [
+      status,
+      codes === null
+        ? ref('Error')
+        : {
+            type: 'object',
+            required: ['code', 'message'],
+            additionalProperties: true,
+            properties: { ...errorSchema.properties, code: { type: 'string', enum: codes } },
+          },
+    ]),
+  );
 }

@@ -8,6 +8,7 @@ import type { SessionService } from '../auth/sessions.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
+import type { ClientsRepository } from '../db/repositories/clients.ts';
 import type { TasksRepository } from '../db/repositories/tasks.ts';
 import type { UsersRepository } from '../db/repositories/users.ts';
 import type { RateLimitEngine } from '../rate-limit/engine.ts';
@@ -19,6 +20,7 @@ export interface Services {
   readonly db: Database;
   readonly users: UsersRepository;
   readonly tasks: TasksRepository;
+  readonly clients: ClientsRepository;
   readonly sessions: SessionService;
   readonly passwords: PasswordChecker;
   /** The gate every password check at login passes (contract §11), and whether it is shedding now. */

@@ -37,6 +37,8 @@ const taskCheckbox = (page: Page, id: number) =>
 const assigneeOf = (page: Page, id: number) =>
   page.locator(`tr[data-task-id="${id}"] td.assignee`).textContent();
 
+const clientOf = (page: Page, id: number) => page.locator(`tr[data-task-id="${id}"] td.client`).textContent();
+
 describe('the portal', { skip: skipWithoutChromium() }, () => {
   before(async () => {
     assert.ok(existsSync(CHROMIUM), `Chromium is required (REQUIRE_SERVICES=1) but missing at ${CHROMIUM}`);
@@ -163,8 +165,8 @@ describe('the portal', { skip: skipWithoutChromium() }, () => {
   it('says so when the per-user API budget runs out, and keeps the page usable', {
     timeout: 60_000,
   }, async (t) => {
-    // Signing in spends nothing of it; the Tasks page spends two (employees, tasks), each page one more.
-    const base = await startPortal(t, { RATE_LIMIT_AUTHENTICATED: '3/1m' });
+    // Signing in spends nothing of it; the Tasks page spends three (employees, clients, tasks), each page one more.
+    const base = await startPortal(t, { RATE_LIMIT_AUTHENTICATED: '4/1m' });
     const page = await openBrowser(t);
     await signIn(page, base);
     await page.locator('tr[data-task-id="1"]').waitFor();
@@ -175,6 +177,63 @@ describe('the portal', { skip: skipWithoutChromium() }, () => {
     await waitForText(page, '[role="timer"]', /The tasks will load again in (1 minute|[0-9]+ seconds)\./);
     assert.equal(await page.locator('tr[data-task-id="51"]').count(), 1, 'the page shown stays');
     assert.equal(await page.getByRole('heading', { name: 'Tasks', level: 1 }).count(), 1);
+  });
+
+  it("names each task's client, and filters by the client picker from the keyboard at 375 px", {
+    timeout: 60_000,
+  }, async (t) => {
+    const base = await startPortal(t);
+    const page = await openBrowser(t, { width: 375, height: 800 });
+    await signIn(page, base);
+    await page.locator('tr[data-task-id="3"] td.client', { hasText: 'Initech' }).waitFor();
+    // The seed gives tasks 1, 2, 3 to Northwind Traders, Globex Corporation and Initech, in turn.
+    for (const [id, name] of [
+      [1, 'Northwind Traders'],
+      [2, 'Globex Corporation'],
+      [3, 'Initech'],
+    ] as const)
+      assert.equal(await clientOf(page, id), name, `task ${id}`);
+
+    const picker = page.getByLabel('Client', { exact: true });
+    assert.deepEqual(await picker.locator('option').allTextContents(), [
+      'Any client',
+      'Globex Corporation',
+      'Initech',
+      'Northwind Traders',
+    ]);
+    // From the keyboard: focus the picker, type the start of a name, tab on to the button.
+    await picker.focus();
+    await page.keyboard.type('Ini');
+    assert.equal(
+      await picker.evaluate((select: HTMLSelectElement) => select.selectedOptions[0]?.text),
+      'Initech',
+    );
+    // Assignee, status and page size come between them: four presses.
+    for (let presses = 0; presses < 4; presses++) await page.keyboard.press('Tab');
+    assert.equal(
+      await page.evaluate(() => document.activeElement?.textContent),
+      'Apply filters',
+      'Tab reaches the button after the other filters',
+    );
+    await page.keyboard.press('Enter');
+    await page.locator('tr[data-task-id="1"]').waitFor({ state: 'detached' });
+    const ids = (
+      await page
+        .locator('tbody tr')
+        .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-task-id')))
+    ).map(Number);
+    assert.deepEqual(
+      ids,
+      Array.from({ length: 50 }, (_, i) => 3 * i + 3),
+      "Initech's first 50 tasks",
+    );
+    assert.deepEqual([...new Set(await page.locator('td.client').allTextContents())], ['Initech']);
+
+    await picker.selectOption({ label: 'Any client' });
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.locator('tr[data-task-id="1"]').waitFor();
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `no sideways scrolling at 375 px (overflow ${overflow} px)`);
   });
 
   it('works at 375 px by keyboard, and select-all stops at 50 and says so', {

@@ -8,6 +8,7 @@ import { DEMO_PASSWORD } from '../../src/db/seed.ts';
 import { localStack, type StoreStack } from '../../src/rate-limit/stores/create-store.ts';
 import type { RateLimitStore } from '../../src/rate-limit/stores/store.ts';
 import { type DatabaseKind, TEST_PASSWORD_HASH_COST, type TestDatabase, testDatabase } from './database.ts';
+import { checkAnswersAgainstDocument } from './openapi-conformance.ts';
 
 /** The seed's password of every demo account, re-exported for the tests that sign in. */
 export { DEMO_PASSWORD };
@@ -58,6 +59,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     hasher: options.hasher,
   });
   await app.ready();
+  // Every answer a test sees must match the OpenAPI document: status, body and headers.
+  checkAnswersAgainstDocument(app);
   let nextAddress = 1;
   return {
     app,

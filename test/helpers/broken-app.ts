@@ -3,6 +3,7 @@ import { buildApp } from '../../src/app.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { TestClient, testConfig } from './app.ts';
 import { privateTestDatabase, type TestDatabase } from './database.ts';
+import { checkAnswersAgainstDocument } from './openapi-conformance.ts';
 
 export interface ClosableDatabaseApp {
   readonly database: TestDatabase;
@@ -15,6 +16,7 @@ export async function appWithClosableDatabase(): Promise<ClosableDatabaseApp> {
   const database = await privateTestDatabase('embedded');
   const app = await buildApp(testConfig(), { clock: new ManualClock(), database: database.db });
   await app.ready();
+  checkAnswersAgainstDocument(app);
   let nextAddress = 1;
   return {
     database,

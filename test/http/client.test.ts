@@ -61,6 +61,11 @@ describe('ApiClient', () => {
       employees.map((e) => e.email),
       ['alice@example.com', 'bob@example.com', 'carol@example.com'],
     );
+    const clients = await alice.clients();
+    assert.deepEqual(
+      clients.map((c) => c.name),
+      ['Globex Corporation', 'Initech', 'Northwind Traders'],
+    );
     await alice.logout();
     assert.equal(alice.csrfToken, null);
     const error = await rejects(alice.me());

@@ -57,6 +57,7 @@ describe('GET /docs/json', () => {
       'GET /api/employee/tasks',
       'GET /api/employee/tasks/{id}',
       'GET /api/employee/employees',
+      'GET /api/employee/clients',
       'PATCH /api/employee/tasks/bulk',
       'GET /api/rate-limits',
       'POST /api/admin/login-locks/reset',
@@ -64,6 +65,7 @@ describe('GET /docs/json', () => {
       // Beyond contract §2's table: the admin page's view of the login gate (contract §11, docs/operations.md).
       'GET /api/admin/login-pressure',
       'GET /api/admin/security-events',
+      'GET /api/admin/login-pressure',
     ];
     for (const route of contract) assert.ok(routes.includes(route), `${route} is documented`);
     assert.deepEqual(routes.filter((route) => route.includes(' /api')).sort(), [...contract].sort());

@@ -198,12 +198,88 @@ describe('GET /api/employee/employees', () => {
   });
 });
 
+describe('GET /api/employee/clients', () => {
+  it("answers every client's id and name, sorted by name", async (t) => {
+    const { alice } = await signedIn(t);
+    const response = await alice.get('/api/employee/clients');
+    assert.equal(response.statusCode, 200, response.body);
+    assert.deepEqual(response.json(), {
+      clients: [
+        { id: 2, name: 'Globex Corporation' },
+        { id: 3, name: 'Initech' },
+        { id: 1, name: 'Northwind Traders' },
+      ],
+    });
+  });
+
+  it('sorts as people read names: case and accents after letters, numbers by value, then by id', async (t) => {
+    const testApp = await createTestApp();
+    t.after(testApp.close);
+    const { db } = testApp.database;
+    const added = ['zeta Labs', 'Émile & Co', 'acme', 'Acme', 'Client 10', 'Client 9', 'Emile Ltd'];
+    const rows = await db.query<{ id: number }>(
+      'INSERT INTO clients (name) SELECT unnest($1::text[]) RETURNING id',
+      [added],
+    );
+    t.after(() => db.query('DELETE FROM clients WHERE id = ANY($1::int[])', [rows.map((row) => row.id)]));
+    const alice = testApp.client();
+    await alice.login('alice@example.com');
+    const { clients } = (await alice.get('/api/employee/clients')).json<{
+      clients: { id: number; name: string }[];
+    }>();
+    assert.deepEqual(
+      clients.map((client) => client.name),
+      [
+        'acme',
+        'Acme',
+        'Client 9',
+        'Client 10',
+        'Émile & Co',
+        'Emile Ltd',
+        'Globex Corporation',
+        'Initech',
+        'Northwind Traders',
+        'zeta Labs',
+      ],
+    );
+  });
+
+  it('is counted by the generic bucket of the signed-in user, and answers its 429', async (t) => {
+    const testApp = await createTestApp({ env: { RATE_LIMIT_AUTHENTICATED: '2/1m' } });
+    t.after(testApp.close);
+    const alice = testApp.client();
+    await alice.login('alice@example.com');
+    const first = await alice.get('/api/employee/clients');
+    assert.equal(first.statusCode, 200);
+    assert.equal(first.headers['ratelimit-policy'], '"api-authenticated";q=2;w=60');
+    assert.equal(first.headers['ratelimit-remaining'], '1');
+    assert.equal((await alice.get('/api/employee/clients')).headers['ratelimit-remaining'], '0');
+    const refused = await alice.get('/api/employee/clients');
+    assertError(refused, 429, 'API_RATE_LIMIT_AUTHENTICATED');
+    assert.equal(refused.headers['retry-after'], '60');
+    // The same bucket as every other generic route: the next route is refused too.
+    assertError(await alice.get('/api/employee/employees'), 429, 'API_RATE_LIMIT_AUTHENTICATED');
+  });
+
+  it('counts an anonymous caller by address, and answers 401 with the headers', async (t) => {
+    const testApp = await createTestApp({ env: { RATE_LIMIT_UNAUTHENTICATED: '1/1m' } });
+    t.after(testApp.close);
+    const anonymous = testApp.client();
+    const refused = await anonymous.get('/api/employee/clients');
+    assertError(refused, 401, 'UNAUTHENTICATED');
+    assert.equal(refused.headers['ratelimit-policy'], '"api-unauthenticated";q=1;w=60');
+    assert.equal(refused.headers['ratelimit-remaining'], '0');
+    assertError(await anonymous.get('/api/employee/clients'), 429, 'API_RATE_LIMIT_UNAUTHENTICATED');
+  });
+});
+
 describe('routes that need a session', () => {
   const routes = [
     { method: 'GET', url: '/api/auth/me' },
     { method: 'GET', url: '/api/employee/tasks' },
     { method: 'GET', url: '/api/employee/tasks/1' },
     { method: 'GET', url: '/api/employee/employees' },
+    { method: 'GET', url: '/api/employee/clients' },
     { method: 'POST', url: '/api/auth/logout' },
     { method: 'PATCH', url: '/api/employee/tasks/bulk', payload: { taskIds: [1], assigneeId: 2 } },
     { method: 'POST', url: '/api/admin/login-locks/reset', payload: { email: 'bob@example.com' } },

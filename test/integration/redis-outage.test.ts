@@ -230,6 +230,9 @@ describe('Redis outage, RATE_LIMIT_STORE_FAILURE=closed', { skip }, () => {
     const login = await timed(() => a.client().login('bob@example.com'), true);
     assert.equal(login.statusCode, 503);
     assert.equal(login.json().code, 'RATE_LIMIT_STORE_UNAVAILABLE');
+    // A wait to come back after, as every 503 says: the store is probed again a second after a failure.
+    assert.equal(login.headers['retry-after'], '1');
+    assert.equal(login.json().retryAfter, 1);
     // Routes under no limiter keep working.
     assert.equal((await timed(() => alice.get('/api/csrf-token'))).statusCode, 200);
     assert.equal((await a.app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);

@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import {
   API_ERROR_CODES,
   BULK_MAX_TASKS,
+  type Client as ClientClient,
   type ControlName as ClientControlName,
   type ClientErrorCode,
   type Role as ClientRole,
@@ -16,6 +17,7 @@ import {
   type ServerErrorCode,
   TASK_STATUSES,
 } from '../../src/client/index.ts';
+import type { Client } from '../../src/db/repositories/clients.ts';
 import {
   TASK_STATUSES as SERVER_TASK_STATUSES,
   type Task,
@@ -77,10 +79,11 @@ describe('client contract', () => {
     assert.deepEqual(TASK_STATUSES, SERVER_TASK_STATUSES);
   });
 
-  it('shapes users and tasks as the server does', () => {
+  it('shapes users, tasks and clients as the server does', () => {
     sameType<ClientRole, Role>(true);
     sameType<ClientTaskStatus, TaskStatus>(true);
     sameType<Mutable<ClientUser>, User>(true);
     sameType<Mutable<ClientTask>, Task>(true);
+    sameType<Mutable<ClientClient>, Client>(true);
   });
 });

@@ -1,7 +1,7 @@
 // Reassigning the selection: the assignee picker, the button, the bulk budget, its countdown, the outcome.
 import { useState } from 'preact/hooks';
 import type { BulkReassignResult, RateLimitState, User } from '../../src/client/index.ts';
-import { EmployeeSelect } from './employee-select.tsx';
+import { NamedSelect } from './named-select.tsx';
 import { budgetSentence, duration, FAILURE_REASONS } from './wording.ts';
 
 interface Props {
@@ -33,11 +33,11 @@ export function BulkPanel(props: Props) {
     <section class="bulk" aria-labelledby="bulk-title">
       <h2 id="bulk-title">Reassign selected tasks</h2>
       <form class="bulk-controls" onSubmit={submit}>
-        <EmployeeSelect
+        <NamedSelect
           id="bulk-assignee"
           label="New assignee"
           emptyChoice="Choose a person"
-          employees={employees}
+          choices={employees}
           value={assignee}
           onChange={setAssignee}
         />

@@ -1,7 +1,7 @@
 // The filter form above the table: client, assignee, status and page size, applied together.
 import { useState } from 'preact/hooks';
-import { TASK_STATUSES, type TaskStatus, type User } from '../../src/client/index.ts';
-import { EmployeeSelect } from './employee-select.tsx';
+import { type Client, TASK_STATUSES, type TaskStatus, type User } from '../../src/client/index.ts';
+import { NamedSelect } from './named-select.tsx';
 import { STATUS_LABELS } from './wording.ts';
 
 export interface Filters {
@@ -15,14 +15,16 @@ const PAGE_SIZES = [25, 50, 100, 200];
 
 interface Props {
   readonly employees: readonly User[];
+  readonly clients: readonly Client[];
   readonly applied: Filters;
   readonly disabled: boolean;
   readonly onApply: (filters: Filters) => void;
 }
 
-const toNumber = (text: string) => (/^\d+$/.test(text) && Number(text) > 0 ? Number(text) : undefined);
+/** A picker's value as an id; the empty choice ("Any client", "Anyone") as no filter. */
+const toId = (value: string) => (value === '' ? undefined : Number(value));
 
-export function TaskFilters({ employees, applied, disabled, onApply }: Props) {
+export function TaskFilters({ employees, clients, applied, disabled, onApply }: Props) {
   const [client, setClient] = useState(applied.clientId?.toString() ?? '');
   const [assignee, setAssignee] = useState(applied.assigneeId?.toString() ?? '');
   const [status, setStatus] = useState<string>(applied.status ?? '');
@@ -31,8 +33,8 @@ export function TaskFilters({ employees, applied, disabled, onApply }: Props) {
   const submit = (event: Event) => {
     event.preventDefault();
     onApply({
-      clientId: toNumber(client),
-      assigneeId: toNumber(assignee),
+      clientId: toId(client),
+      assigneeId: toId(assignee),
       status: status === '' ? undefined : (status as TaskStatus),
       limit: Number(limit),
     });
@@ -40,23 +42,19 @@ export function TaskFilters({ employees, applied, disabled, onApply }: Props) {
 
   return (
     <form class="filters" onSubmit={submit} aria-label="Filter tasks">
-      <div class="field">
-        <label for="filter-client">Client number</label>
-        <input
-          id="filter-client"
-          type="number"
-          min={1}
-          inputMode="numeric"
-          placeholder="Any"
-          value={client}
-          onInput={(event) => setClient(event.currentTarget.value)}
-        />
-      </div>
-      <EmployeeSelect
+      <NamedSelect
+        id="filter-client"
+        label="Client"
+        emptyChoice="Any client"
+        choices={clients}
+        value={client}
+        onChange={setClient}
+      />
+      <NamedSelect
         id="filter-assignee"
         label="Assignee"
         emptyChoice="Anyone"
-        employees={employees}
+        choices={employees}
         value={assignee}
         onChange={setAssignee}
       />

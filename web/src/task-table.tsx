@@ -5,14 +5,17 @@ import { STATUS_LABELS } from './wording.ts';
 
 interface Props {
   readonly tasks: readonly Task[];
+  /** Employees' names by id. */
   readonly names: ReadonlyMap<number, string>;
+  /** Clients' names by id. */
+  readonly clientNames: ReadonlyMap<number, string>;
   readonly selected: ReadonlySet<number>;
   readonly busy: boolean;
   readonly onToggle: (task: Task, event: MouseEvent) => void;
   readonly onToggleAll: () => void;
 }
 
-export function TaskTable({ tasks, names, selected, busy, onToggle, onToggleAll }: Props) {
+export function TaskTable({ tasks, names, clientNames, selected, busy, onToggle, onToggleAll }: Props) {
   const header = headerState(
     selected,
     tasks.map((task) => task.id),
@@ -57,7 +60,9 @@ export function TaskTable({ tasks, names, selected, busy, onToggle, onToggleAll 
             <td data-label="Title" class="title">
               {task.title}
             </td>
-            <td data-label="Client">Client {task.clientId}</td>
+            <td data-label="Client" class="client">
+              {clientNames.get(task.clientId) ?? `Client ${task.clientId}`}
+            </td>
             <td data-label="Status">{STATUS_LABELS[task.status]}</td>
             <td data-label="Assignee" class="assignee">
               {task.assigneeId === null

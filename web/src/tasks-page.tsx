@@ -6,8 +6,8 @@ import { MAX_SELECTED } from './selection.ts';
 import { type Filters, TaskFilters } from './task-filters.tsx';
 import { TaskTable } from './task-table.tsx';
 import { useBulkBudget } from './use-bulk-budget.ts';
-import { useEmployees } from './use-employees.ts';
 import { useLoadTrouble } from './use-load-trouble.ts';
+import { useNamedList } from './use-named-list.ts';
 import { useReassignment } from './use-reassignment.ts';
 import { useSelection } from './use-selection.ts';
 import { useTaskPages } from './use-task-pages.ts';
@@ -25,10 +25,11 @@ const FIRST_FILTERS: Filters = { limit: 50 };
 export function TasksPage({ client, user, onSignedOut }: Props) {
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => heading.current?.focus(), []);
-  // In this order, the page's first requests are the budget, the employees, then the tasks.
+  // In this order, the page's first requests are the budget, the employees, the clients, then the tasks.
   const bulkBudget = useBulkBudget(client);
   const trouble = useLoadTrouble(onSignedOut);
-  const { employees, names } = useEmployees(client, trouble);
+  const { items: employees, names } = useNamedList(client, 'employees', trouble);
+  const { items: clients, names: clientNames } = useNamedList(client, 'clients', trouble);
   const pages = useTaskPages(client, FIRST_FILTERS, trouble);
   const selection = useSelection();
   const reassignment = useReassignment(client, bulkBudget, onSignedOut);
@@ -72,7 +73,13 @@ export function TasksPage({ client, user, onSignedOut }: Props) {
           </button>
         </div>
       )}
-      <TaskFilters employees={employees} applied={pages.filters} disabled={blocked} onApply={applyFilters} />
+      <TaskFilters
+        employees={employees}
+        clients={clients}
+        applied={pages.filters}
+        disabled={blocked}
+        onApply={applyFilters}
+      />
       <BulkPanel
         employees={employees}
         selectedCount={selection.selected.size}
@@ -98,6 +105,7 @@ export function TasksPage({ client, user, onSignedOut }: Props) {
       <TaskTable
         tasks={pages.tasks}
         names={names}
+        clientNames={clientNames}
         selected={selection.selected}
         busy={pages.loading}
         onToggle={toggle}

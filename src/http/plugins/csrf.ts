@@ -5,7 +5,8 @@ import { csrfTokenFor, newSecret, tokensEqual } from '../../auth/tokens.ts';
 import { ApiError } from '../../errors.ts';
 
 export const CSRF_COOKIE = 'tp_csrf';
-const CSRF_HEADER = 'x-csrf-token';
+// Exported for the OpenAPI document's security scheme.
+export const CSRF_HEADER = 'x-csrf-token';
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 export interface CsrfTokens {

@@ -16,6 +16,12 @@ const FASTIFY_CODES: Readonly<Record<string, ErrorCode>> = {
   FST_ERR_CTP_INVALID_JSON_BODY: 'INVALID_JSON',
 };
 
+/**
+ * The wait a 503 for an absent rate-limit store asks for: the failover store probes the store again
+ * a second after a failure (its `retryAfterMs`), so a client that waits this long meets the news.
+ */
+const STORE_RETRY_AFTER_SECONDS = 1;
+
 export type ValidationMapper = (error: FastifyError) => ApiError | null;
 
 declare module 'fastify' {
@@ -28,7 +34,8 @@ declare module 'fastify' {
 export function toApiError(error: FastifyError, request: FastifyRequest): ApiError | null {
   if (error instanceof ApiError) return error;
   // A store failure inside a route (the login's reservation, /api/rate-limits) in `closed` mode: a 503, never a 500.
-  if (error instanceof StoreUnavailableError) return new ApiError('RATE_LIMIT_STORE_UNAVAILABLE');
+  if (error instanceof StoreUnavailableError)
+    return new ApiError('RATE_LIMIT_STORE_UNAVAILABLE', { retryAfter: STORE_RETRY_AFTER_SECONDS });
   if (error.validation) {
     const specific = request.routeOptions.config?.mapValidationError?.(error);
     if (specific) return specific;
@@ -172,6 +179,10 @@ export function registerErrorHandlers(app: FastifyInstance): void {
     const apiError = toApiError(error, request);
     if (apiError) {
       if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+      // A 429 or 503 that says how long to wait says it in Retry-After too, and is never cached.
+      const { retryAfter } = apiError.details;
+      if (typeof retryAfter === 'number')
+        reply.headers({ 'retry-after': retryAfter, 'cache-control': 'no-store' });
       return reply.code(apiError.statusCode).send(apiError.toBody());
     }
     // Anything else is ours to fix: log all of it, tell the client nothing of it.

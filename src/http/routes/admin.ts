@@ -3,7 +3,6 @@ import type { FastifyInstance } from 'fastify';
 import { normaliseEmail } from '../../email.ts';
 import type { Lock } from '../../rate-limit/engine.ts';
 import type { ControlName } from '../../rate-limit/policy.ts';
-import { errorResponses } from '../schemas.ts';
 import type { Services } from '../services.ts';
 
 /** The login controls whose locks are listed, and what each one's key is shown as. */
@@ -41,7 +40,6 @@ export async function adminRoutes(app: FastifyInstance, { services }: { services
           required: ['locks'],
           properties: { locks: { type: 'array', items: lockSchema } },
         },
-        ...errorResponses(401, 403, 429),
       },
     },
     handler: async () => {
@@ -63,7 +61,7 @@ export async function adminRoutes(app: FastifyInstance, { services }: { services
         additionalProperties: false,
         properties: { email: { type: 'string', minLength: 1, maxLength: 254 } },
       },
-      response: { 204: { type: 'null' }, ...errorResponses(400, 401, 403, 429) },
+      response: { 204: { type: 'null', description: 'The counters are cleared.' } },
     },
     handler: async (request, reply) => {
       const { email } = request.body;

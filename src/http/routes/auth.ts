@@ -3,9 +3,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DEVICE_COOKIE, DEVICE_COOKIE_PATH, DeviceCookies } from '../../auth/devices.ts';
 import { SHARED } from '../../auth/hash-gate.ts';
 import { ApiError, errorBody } from '../../errors.ts';
-import { cookieOptions } from '../plugins/csrf.ts';
+import { CSRF_COOKIE, cookieOptions } from '../plugins/csrf.ts';
 import { sendRefusal } from '../plugins/rate-limit.ts';
 import { SESSION_COOKIE } from '../plugins/session.ts';
+import { setCookieHeader } from '../route-answers.ts';
 import { errorResponses, ref } from '../schemas.ts';
 import type { Services } from '../services.ts';
 
@@ -22,7 +23,17 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
     schema: {
       tags: ['auth'],
       summary: 'Get the CSRF token to send as x-csrf-token on unsafe requests (login included)',
-      response: { 200: csrfTokenResponse, ...errorResponses() },
+      response: {
+        200: {
+          ...csrfTokenResponse,
+          headers: {
+            'Set-Cookie': setCookieHeader(
+              `${CSRF_COOKIE}, the pre-session cookie the token is bound to: set when the caller has no session and no such cookie yet.`,
+              false,
+            ),
+          },
+        },
+      },
     },
     handler: async (request, reply) => ({ csrfToken: app.csrf.issue(request, reply) }),
   });
@@ -45,8 +56,15 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
           type: 'object',
           required: ['user', 'csrfToken'],
           properties: { user: ref('User'), csrfToken: { type: 'string' } },
+          headers: {
+            'Set-Cookie': setCookieHeader(
+              `Two cookies: ${SESSION_COOKIE}, the new session (HttpOnly, SameSite=Lax, Path=/), and ${DEVICE_COOKIE}, ` +
+                'which makes this client a known device of the account for later logins (HttpOnly, SameSite=Strict, Path=/api/auth).',
+              true,
+            ),
+          },
         },
-        ...errorResponses(400, 401, 403, 413, 429, 503),
+        ...errorResponses('INVALID_CREDENTIALS', 'LOGIN_BUSY'),
       },
     },
     handler: async (request, reply) => {
@@ -108,7 +126,13 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
     schema: {
       tags: ['auth'],
       summary: 'Sign out (ends the session on the server)',
-      response: { 204: { type: 'null' }, ...errorResponses(401, 403, 429) },
+      response: {
+        204: {
+          type: 'null',
+          description: 'Signed out.',
+          headers: { 'Set-Cookie': setCookieHeader(`${SESSION_COOKIE}, cleared.`, true) },
+        },
+      },
     },
     handler: async (request, reply) => {
       await sessions.destroy(request.cookies[SESSION_COOKIE]!);
@@ -125,7 +149,6 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
       summary: 'The signed-in user',
       response: {
         200: { type: 'object', required: ['user'], properties: { user: ref('User') } },
-        ...errorResponses(401, 429),
       },
     },
     handler: async (request) => ({ user: request.user! }),

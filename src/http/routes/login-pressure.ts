@@ -1,6 +1,5 @@
 // The admin's view of the login path under a flood (contract §11): whether this instance sheds attempts, and its gate's queues.
 import type { FastifyInstance } from 'fastify';
-import { errorResponses } from '../schemas.ts';
 import type { Services } from '../services.ts';
 
 /** GET /api/admin/login-pressure, as the server writes it (the client keeps a copy, checked by a test). */
@@ -72,7 +71,7 @@ export async function loginPressureRoutes(
       tags: ['rate limits'],
       summary:
         "Whether this instance's login path is shedding attempts, and its hashing gate's queues (admins only)",
-      response: { 200: reportSchema, ...errorResponses(401, 403, 429) },
+      response: { 200: reportSchema },
     },
     handler: async (): Promise<LoginPressureReport> => {
       const pressure = loginPressure.state();

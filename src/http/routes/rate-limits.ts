@@ -45,7 +45,8 @@ export async function rateLimitRoutes(
           required: ['controls'],
           properties: { controls: { type: 'array', items: reportSchema } },
         },
-        ...errorResponses(),
+        // It reads the store: RATE_LIMIT_STORE_FAILURE=closed answers 503 while the store is away.
+        ...errorResponses('RATE_LIMIT_STORE_UNAVAILABLE'),
       },
     },
     handler: async (request) => {

@@ -2,7 +2,6 @@
 import type { FastifyInstance } from 'fastify';
 import { SECURITY_EVENT_TYPES } from '../../security-event.ts';
 import { keysetCursor } from '../cursor.ts';
-import { errorResponses } from '../schemas.ts';
 import type { Services } from '../services.ts';
 
 export const SECURITY_EVENTS_MAX_LIMIT = 200;
@@ -54,7 +53,6 @@ export async function securityEventRoutes(
             nextCursor: { type: ['string', 'null'] },
           },
         },
-        ...errorResponses(400, 401, 403, 429),
       },
     },
     handler: async (request) => {

@@ -1,4 +1,4 @@
-// Tasks: list with filters and cursor paging, one task, employees, and bulk reassignment (contract §4).
+// Tasks: list with filters and cursor paging, one task, employees, clients, and bulk reassignment (contract §4).
 import type { FastifyInstance } from 'fastify';
 import { TASK_STATUSES, type TaskStatus } from '../../db/repositories/tasks.ts';
 import { ApiError } from '../../errors.ts';
@@ -19,7 +19,7 @@ interface ListQuery {
 const cursors = keysetCursor('after', [idSchema.maximum]);
 
 export async function taskRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
-  const { tasks, users } = services;
+  const { tasks, users, clients } = services;
 
   app.get<{ Querystring: ListQuery }>('/api/employee/tasks', {
     config: { access: 'user' },
@@ -46,7 +46,6 @@ export async function taskRoutes(app: FastifyInstance, { services }: { services:
             nextCursor: { type: ['string', 'null'] },
           },
         },
-        ...errorResponses(400, 401, 429),
       },
     },
     handler: async (request) => {
@@ -69,7 +68,7 @@ export async function taskRoutes(app: FastifyInstance, { services }: { services:
       params: { type: 'object', required: ['id'], properties: { id: idSchema } },
       response: {
         200: { type: 'object', required: ['task'], properties: { task: ref('Task') } },
-        ...errorResponses(400, 401, 404, 429),
+        ...errorResponses('NOT_FOUND'),
       },
     },
     handler: async (request) => {
@@ -90,10 +89,25 @@ export async function taskRoutes(app: FastifyInstance, { services }: { services:
           required: ['employees'],
           properties: { employees: { type: 'array', items: ref('User') } },
         },
-        ...errorResponses(401, 429),
       },
     },
     handler: async () => ({ employees: await users.listEmployees() }),
+  });
+
+  app.get('/api/employee/clients', {
+    config: { access: 'user' },
+    schema: {
+      tags: ['tasks'],
+      summary: 'Every client tasks belong to, sorted by name',
+      response: {
+        200: {
+          type: 'object',
+          required: ['clients'],
+          properties: { clients: { type: 'array', items: ref('Client') } },
+        },
+      },
+    },
+    handler: async () => ({ clients: await clients.listByName() }),
   });
 
   app.patch<{ Body: { taskIds: number[]; assigneeId: number } }>('/api/employee/tasks/bulk', {
@@ -137,7 +151,7 @@ export async function taskRoutes(app: FastifyInstance, { services }: { services:
             },
           },
         },
-        ...errorResponses(400, 401, 403, 413, 422, 429),
+        ...errorResponses('TASK_BULK_TOO_LARGE', 'ASSIGNEE_NOT_FOUND'),
       },
     },
     handler: async (request) => {

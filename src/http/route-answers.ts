@@ -1,0 +1,339 @@
+// What the OpenAPI document says a route answers: worked out once from its rate-limit plan, its access and its schemas.
+import { STATUS_CODES } from 'node:http';
+import type { FastifySchema, RouteOptions } from 'fastify';
+import { ERRORS, type ErrorCode } from '../errors.ts';
+import { BULK_MAX_TASKS } from '../limits.ts';
+import { CONTROLS, type ControlName, planForRoute, type RoutePlan } from '../rate-limit/policy.ts';
+import type { Access } from './plugins/authorization.ts';
+import { CSRF_COOKIE, CSRF_HEADER } from './plugins/csrf.ts';
+import { SESSION_COOKIE } from './plugins/session.ts';
+import { ref } from './schemas.ts';
+
+/** The security schemes of components.securitySchemes: the cookies and the header a caller sends. */
+export const SECURITY_SCHEMES = {
+  session: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: SESSION_COOKIE,
+    description: 'The session, set by POST /api/auth/login (HttpOnly, SameSite=Lax) and ended by logout.',
+  },
+  csrfToken: {
+    type: 'apiKey',
+    in: 'header',
+    name: CSRF_HEADER,
+    description:
+      'Every unsafe request (POST, PUT, PATCH, DELETE) under /api, the login included, sends the token of ' +
+      'GET /api/csrf-token here. It is bound to the session once signed in (the login answers the new one), ' +
+      `and before that to the ${CSRF_COOKIE} cookie that GET /api/csrf-token sets.`,
+  },
+  csrfCookie: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: CSRF_COOKIE,
+    description:
+      'The pre-session cookie behind a token obtained before signing in (set by GET /api/csrf-token).',
+  },
+} as const;
+
+type SchemeName = keyof typeof SECURITY_SCHEMES;
+type SecurityRequirement = Partial<Record<SchemeName, []>>;
+
+/** Unsafe methods: each one needs the CSRF header under /api. */
+const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** A header a response documents: its schema, and whether every such response carries it. */
+interface HeaderSpec {
+  readonly schema: Record<string, unknown>;
+  readonly description: string;
+  readonly required: boolean;
+}
+
+/**
+ * A response header as @fastify/swagger reads it from a response schema's `headers`: the schema
+ * with its description; `required: true` is lifted onto the header object by `liftRequiredHeaders`.
+ */
+function header({ schema, description, required }: HeaderSpec): Record<string, unknown> {
+  return { ...schema, description, ...(required ? { required: true } : {}) };
+}
+
+const seconds = { type: 'integer', minimum: 0 } as const;
+
+/** The draft-06 triple and the structured pair (contract §5), their policy names those of `controls`. */
+function rateLimitHeaders(controls: readonly ControlName[], required: boolean) {
+  const names = `(${controls.join('|')})`;
+  return {
+    'RateLimit-Limit': header({
+      schema: { type: 'integer', minimum: 1 },
+      description: 'The budget of the control that applied (requests per window).',
+      required,
+    }),
+    'RateLimit-Remaining': header({
+      schema: seconds,
+      description: 'How many more requests it would admit now.',
+      required,
+    }),
+    'RateLimit-Reset': header({
+      schema: seconds,
+      description: 'Seconds until it admits a request again (0 when it would now).',
+      required,
+    }),
+    'RateLimit-Policy': header({
+      schema: { type: 'string', pattern: `^"${names}";q=[0-9]+;w=[0-9]+$` },
+      description: 'The control that applied, its budget (q) and its window in seconds (w).',
+      required,
+    }),
+    RateLimit: header({
+      schema: { type: 'string', pattern: `^"${names}";r=[0-9]+;t=[0-9]+$` },
+      description: 'The same control, what remains (r) and the seconds until it admits again (t).',
+      required,
+    }),
+  };
+}
+
+const RETRY_AFTER = header({
+  schema: { type: 'integer', minimum: 1 },
+  description: 'Seconds to wait before trying again (429 and 503).',
+  required: true,
+});
+
+const NO_STORE = header({
+  schema: { type: 'string', enum: ['no-store'] },
+  description: 'No answer of the API is stored by caches.',
+  required: true,
+});
+
+/** Details some codes add to `{code, message}`; every other code sends those two alone. */
+const DETAILS: Partial<Record<ErrorCode, { properties: Record<string, unknown>; required: string[] }>> = {
+  VALIDATION_ERROR: {
+    properties: {
+      errors: {
+        type: 'array',
+        description: 'Each field that failed, and why.',
+        items: {
+          type: 'object',
+          required: ['path', 'message'],
+          additionalProperties: false,
+          properties: { path: { type: 'string' }, message: { type: 'string' } },
+        },
+      },
+    },
+    required: [],
+  },
+  TASK_BULK_TOO_LARGE: {
+    properties: {
+      max: { type: 'integer', enum: [BULK_MAX_TASKS], description: 'The most a request may name.' },
+    },
+    required: ['max'],
+  },
+};
+
+/** Statuses whose answers say how long to wait, in the body as in `Retry-After`. */
+const WAIT_STATUSES = new Set([429, 503]);
+
+/**
+ * The error body of one status: the shared `Error` with `code` narrowed to what the route can
+ * answer there, and each code's details (codes sharing details in one branch of a `oneOf`).
+ */
+export function errorBodySchema(status: number, codes: readonly ErrorCode[]): Record<string, unknown> {
+  const groups = new Map<string, ErrorCode[]>();
+  for (const code of [...codes].sort()) {
+    const key = JSON.stringify(DETAILS[code] ?? null);
+    groups.set(key, [...(groups.get(key) ?? []), code]);
+  }
+  const waits = WAIT_STATUSES.has(status);
+  const branches = [...groups.values()].map((group) => {
+    const details = DETAILS[group[0]!];
+    return {
+      type: 'object',
+      required: ['code', 'message', ...(waits ? ['retryAfter'] : []), ...(details?.required ?? [])],
+      additionalProperties: false,
+      properties: {
+        code: { type: 'string', enum: group },
+        message: { type: 'string' },
+        ...(waits ? { retryAfter: { type: 'integer', minimum: 1, description: 'Seconds to wait.' } } : {}),
+        ...details?.properties,
+      },
+    };
+  });
+  return { allOf: [ref('Error'), branches.length === 1 ? branches[0] : { oneOf: branches }] };
+}
+
+/** The route's codes of its own (a missing task, a wrong password), read from its response schemas. */
+function declaredCodes(response: Record<string, unknown>): ErrorCode[] {
+  const codes: ErrorCode[] = [];
+  for (const [status, schema] of Object.entries(response)) {
+    if (Number(status) < 400) continue;
+    const listed = (schema as { properties?: { code?: { enum?: ErrorCode[] } } }).properties?.code?.enum;
+    // A status declared without codes stands for every code of that status.
+    codes.push(...(listed ?? codesOfStatus(Number(status))));
+  }
+  return codes;
+}
+
+function codesOfStatus(status: number): ErrorCode[] {
+  return (Object.keys(ERRORS) as ErrorCode[]).filter((code) => ERRORS[code].status === status);
+}
+
+/** The controls a plan may answer with, in their headers and 429s. */
+function controlsOf(plan: RoutePlan): readonly ControlName[] {
+  switch (plan.kind) {
+    case 'exempt':
+      return [];
+    case 'controls':
+      return plan.controls;
+    case 'login':
+      return [...new Set([...plan.unknownDevice, ...plan.knownDevice])];
+    case 'generic':
+      return [plan.authenticated, plan.unauthenticated];
+  }
+}
+
+/** What a route's answers depend on: its method and URL pattern, who may call it, its schemas. */
+export interface RouteShape {
+  readonly method: string;
+  readonly url: string;
+  readonly access: Access;
+  readonly schema: FastifySchema;
+}
+
+export function routeShape(route: Pick<RouteOptions, 'method' | 'url' | 'config' | 'schema'>): RouteShape {
+  const methods = Array.isArray(route.method) ? route.method : [route.method];
+  const method = methods.find((m) => m !== 'HEAD') ?? 'GET';
+  const access = (route.config as { access?: Access } | undefined)?.access ?? 'public';
+  return { method, url: route.url, access, schema: route.schema ?? {} };
+}
+
+/**
+ * Every code the route can answer: its rate-limit plan's 429s and the store's 503 (closed mode),
+ * the database's 503, the body's 400/413/415, CSRF's 403, access's 401/403, validation's 400, a
+ * failure of ours (500), then its own.
+ */
+export function routeCodes(shape: RouteShape, plan: RoutePlan): ErrorCode[] {
+  // Any route may fail on our side; the answer then shows nothing of it (error-handler.ts). Every
+  // route needs the database: a session cookie is resolved there before any route runs (session.ts),
+  // so with the database away any of them answers 503 DATABASE_UNAVAILABLE (contract §13).
+  const codes = new Set<ErrorCode>(['INTERNAL_ERROR', 'DATABASE_UNAVAILABLE']);
+  for (const control of controlsOf(plan)) codes.add(CONTROLS[control].code);
+  if (plan.kind !== 'exempt') codes.add('RATE_LIMIT_STORE_UNAVAILABLE');
+  const unsafe = UNSAFE.has(shape.method);
+  if (unsafe) {
+    for (const code of ['INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'] as const)
+      codes.add(code);
+    // A Content-Length that does not match the body.
+    codes.add('VALIDATION_ERROR');
+    if (isApi(shape.url)) codes.add('CSRF_INVALID');
+  }
+  if (shape.access !== 'public') codes.add('UNAUTHENTICATED');
+  if (shape.access === 'admin') codes.add('FORBIDDEN');
+  const { body, querystring, params } = shape.schema as Record<string, unknown>;
+  if (body || querystring || params) codes.add('VALIDATION_ERROR');
+  for (const code of declaredCodes((shape.schema.response ?? {}) as Record<string, unknown>)) codes.add(code);
+  return [...codes];
+}
+
+/** Who a route asks to prove what: the session cookie, the CSRF header and the cookie behind it. */
+export function routeSecurity(shape: RouteShape): SecurityRequirement[] {
+  const csrf = UNSAFE.has(shape.method) && isApi(shape.url);
+  if (shape.access !== 'public') return [csrf ? { session: [], csrfToken: [] } : { session: [] }];
+  // Signed out, the token is bound to the pre-session cookie (the login itself needs no session).
+  if (csrf) return [{ csrfToken: [], csrfCookie: [] }];
+  // Anyone; a session, when there is one, changes what the answer is about.
+  return [{}, { session: [] }];
+}
+
+/**
+ * The schema of a route as the OpenAPI document shows it: its own schemas, every error status
+ * with the codes it can answer, the headers of every response, and its security. Documentation
+ * only: the route keeps its own schemas for validation and serialisation.
+ */
+export function documentedSchema(
+  route: Pick<RouteOptions, 'method' | 'url' | 'config' | 'schema'>,
+): FastifySchema {
+  const shape = routeShape(route);
+  if (!isApi(shape.url)) return shape.schema;
+  const plan = planForRoute(shape.method, shape.url);
+  const controls = controlsOf(plan);
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of routeCodes(shape, plan)) {
+    const status = ERRORS[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+
+  const declared = (shape.schema.response ?? {}) as Record<string, Record<string, unknown>>;
+  const response: Record<string, Record<string, unknown>> = {};
+  const statuses = [...new Set([...Object.keys(declared).map(Number), ...byStatus.keys()])].sort(
+    (a, b) => a - b,
+  );
+  for (const status of statuses) {
+    const own = declared[status];
+    const isError = status >= 400;
+    const body = isError ? errorBodySchema(status, byStatus.get(status) ?? []) : { ...own };
+    const ownHeaders = (own?.headers ?? {}) as Record<string, unknown>;
+    // The login's answers carry the headers of a login control only when it refuses (contract §5).
+    const limited = controls.length > 0 && (plan.kind !== 'login' || status === 429);
+    const { description, ...schema } = body as { description?: string };
+    response[status] = {
+      ...schema,
+      // @fastify/swagger's key for a response's description (kept out of the body's schema).
+      'x-response-description': description ?? describeStatus(status),
+      headers: {
+        'Cache-Control': NO_STORE,
+        ...(limited ? rateLimitHeaders(controls, status === 429) : {}),
+        ...(WAIT_STATUSES.has(status) ? { 'Retry-After': RETRY_AFTER } : {}),
+        ...ownHeaders,
+      },
+    };
+  }
+  return { ...shape.schema, response, security: routeSecurity(shape) } as FastifySchema;
+}
+
+/** The Set-Cookie a response sends, documented by the route that sends it. */
+export function setCookieHeader(description: string, required: boolean): Record<string, unknown> {
+  return header({ schema: { type: 'string' }, description, required });
+}
+
+const STATUS_DESCRIPTIONS: Readonly<Record<number, string>> = {
+  400: 'The request is malformed or a field is not valid.',
+  401: 'No valid session, or wrong credentials.',
+  403: 'The CSRF token is missing or invalid, or the role does not allow this.',
+  404: 'No such resource.',
+  413: 'The body is too large.',
+  415: 'The body is not JSON.',
+  422: 'The request is valid but names something that cannot be used.',
+  429: 'A rate-limit control refused: wait Retry-After seconds.',
+  500: 'Something failed on our side; the answer shows nothing of it.',
+  503: 'The service cannot answer now: wait Retry-After seconds.',
+};
+
+function describeStatus(status: number): string {
+  return STATUS_DESCRIPTIONS[status] ?? STATUS_CODES[status] ?? `Status ${status}`;
+}
+
+function isApi(url: string): boolean {
+  return url === '/api' || url.startsWith('/api/');
+}
+
+/**
+ * @fastify/swagger copies a response header's schema as it is; `required` belongs to the header
+ * object, not to its schema: moved there in the finished document.
+ */
+export function liftRequiredHeaders(document: {
+  paths?: Record<
+    string,
+    Record<string, { responses?: Record<string, { headers?: Record<string, HeaderObject> }> }>
+  >;
+}): void {
+  for (const operations of Object.values(document.paths ?? {}))
+    for (const operation of Object.values(operations))
+      for (const answer of Object.values(operation.responses ?? {}))
+        for (const object of Object.values(answer.headers ?? {})) {
+          if (object.schema?.required !== true) continue;
+          delete object.schema.required;
+          object.required = true;
+        }
+}
+
+interface HeaderObject {
+  schema?: Record<string, unknown>;
+  required?: boolean;
+}

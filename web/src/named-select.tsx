@@ -1,0 +1,33 @@
+// A labelled picker of named things (employees, clients), shared by the filter form and the reassignment form.
+
+/** Anything listed by id and name: an employee, a client. */
+export interface Named {
+  readonly id: number;
+  readonly name: string;
+}
+
+interface Props {
+  readonly id: string;
+  readonly label: string;
+  /** The text of the empty choice ("Anyone", "Any client", "Choose a person"). */
+  readonly emptyChoice: string;
+  readonly choices: readonly Named[];
+  readonly value: string;
+  readonly onChange: (value: string) => void;
+}
+
+export function NamedSelect({ id, label, emptyChoice, choices, value, onChange }: Props) {
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <select id={id} value={value} onChange={(event) => onChange(event.currentTarget.value)}>
+        <option value="">{emptyChoice}</option>
+        {choices.map((choice) => (
+          <option key={choice.id} value={choice.id}>
+            {choice.name}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}

@@ -65,7 +65,6 @@ describe('GET /docs/json', () => {
       // Beyond contract §2's table: the admin page's view of the login gate (contract §11, docs/operations.md).
       'GET /api/admin/login-pressure',
       'GET /api/admin/security-events',
-      'GET /api/admin/login-pressure',
     ];
     for (const route of contract) assert.ok(routes.includes(route), `${route} is documented`);
     assert.deepEqual(routes.filter((route) => route.includes(' /api')).sort(), [...contract].sort());

@@ -269,6 +269,32 @@ describe('POST /api/auth/login under a flood (the hashing gate)', () => {
     assert.deepEqual(order, ['a1', 's1', 'a2', 'b1', 'a3']);
   });
 
+  it('sends an account to the back of the turns after each of its checks', async (t) => {
+    const app = await gateApp(t, { LOGIN_HASH_CONCURRENCY: '1', LOGIN_QUEUE_MAX_WAIT: '10s' });
+    const alices = [await knownBrowser(app, ALICE), await knownBrowser(app, ALICE)];
+    const bob = await knownBrowser(app, BOB);
+    const carol = await knownBrowser(app, CAROL);
+    const answers = [loginLater(app.client(), 'someone@example.com', 's0')];
+    await app.hasher.untilHeld(1);
+    // Behind s0: alice twice, then bob, then carol, each queued before the next arrives.
+    answers.push(loginLater(alices[0]!, ALICE, 'a1'));
+    await untilQueued(app, 0, 1);
+    answers.push(loginLater(alices[1]!, ALICE, 'a2'));
+    await untilQueued(app, 0, 2);
+    answers.push(loginLater(bob, BOB, 'b1'));
+    await untilQueued(app, 0, 3);
+    answers.push(loginLater(carol, CAROL, 'c1'));
+    await untilQueued(app, 0, 4);
+    for (let i = 0; i < 4; i++) {
+      app.hasher.releaseNext();
+      await app.hasher.untilHeld(1);
+    }
+    await drain(app, answers);
+    const order = app.hasher.started.filter((p) => ['s0', 'a1', 'a2', 'b1', 'c1'].includes(p));
+    // Alice's first check sends her to the back: bob and carol, who waited, come before her second.
+    assert.deepEqual(order, ['s0', 'a1', 'b1', 'c1', 'a2']);
+  });
+
   it('decides everything cheap before the gate: a password over 1,024 characters is a 400', async (t) => {
     const app = await gateApp(t);
     const answers = await fill(app, 0);

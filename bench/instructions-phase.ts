@@ -1,0 +1,213 @@
+// The instructions phase of npm run bench: user-space instructions per request of the guard's rows, counted by callgrind.
+//
+// CPU time per request on a shared machine moves by half between rounds of one run; the
+// instructions a server executes for a request do not. Valgrind's callgrind counts every
+// instruction of the process in user space (Node, V8's generated code, libuv, libc), whatever else
+// the machine does; not the kernel's (the socket calls, alike for every server).
+//
+// Per target: start it under callgrind with instrumentation off (a start runs about ten times
+// slower), send BENCH_INSTR_WARMUP requests so V8 optimises the hot path, switch instrumentation
+// on, send 500 more (valgrind rebuilds its translations), zero the counters, then
+// BENCH_INSTR_SAMPLES times send BENCH_INSTR_REQUESTS requests and dump. A sample's figure is its
+// instructions per request without V8's optimising compilers (they still run now and then, when a
+// function gets hot late) and without Node's nextTick slow path (below); the row's is the median sample.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { type BenchTarget, comparisonTargets, NEVER_REFUSES } from './lib/catalogue.ts';
+import { median, sendExactly } from './lib/load.ts';
+import { int, options } from './lib/options.ts';
+import type { Phase } from './lib/phase.ts';
+import { table } from './lib/report.ts';
+import { meRequests } from './lib/requests.ts';
+import type { BenchSession } from './lib/serve.ts';
+import { TargetProcess } from './lib/target-process.ts';
+
+const settings = {
+  warmup: int('BENCH_INSTR_WARMUP', 30_000),
+  requests: int('BENCH_INSTR_REQUESTS', 5_000),
+  samples: int('BENCH_INSTR_SAMPLES', 3),
+  connections: int('BENCH_INSTR_CONNECTIONS', 10),
+};
+/** The guard's rows (bench/lib/results.ts). */
+const ROWS = ['fastify-contract', 'fastify-stack-memory', 'fastify-stack-redis', 'ours-memory', 'ours-redis'];
+/** BENCH_INSTR_BASELINE=<checkout>: also ours · memory and ours · redis from that checkout, for an A/B. */
+const BASELINE = process.env.BENCH_INSTR_BASELINE ? resolve(process.env.BENCH_INSTR_BASELINE) : null;
+/** BENCH_INSTR_KEEP=1 keeps the dumps, for callgrind_annotate (by function, callers, callees). */
+const KEEP = process.env.BENCH_INSTR_KEEP === '1';
+
+/** V8's optimising compilers (TurboFan, Turboshaft, Maglev, Sparkplug): a third more in a sample that caught them. */
+const JIT_COMPILER = /v8::internal::(compiler|maglev|turboshaft|baseline)::/;
+/**
+ * Node's process.nextTick builds its tick object as a literal with two computed symbol keys; some
+ * processes define them through this runtime function on every call (about 1.4 k instructions a
+ * key), others of the same server never do. A draw at start, kept for the process's life.
+ */
+const NEXT_TICK_SLOW_PATH = 'Runtime_DefineKeyedOwnPropertyInLiteral';
+
+export interface InstructionRow {
+  readonly name: string;
+  readonly label: string;
+  /** Median sample: instructions per request, compilers and the nextTick slow path left out. */
+  readonly perRequest: number;
+  /** Every sample's figure, as above. */
+  readonly samples: readonly number[];
+  /** Median sample's nextTick slow path per request (left out of perRequest). */
+  readonly tickSlowPath: number;
+  readonly failures: number;
+}
+
+export function valgrindMissing(): boolean {
+  try {
+    execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
+    execFileSync('callgrind_control', ['-h'], { stdio: 'ignore' });
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+export const instructionsPhase: Phase = {
+  name: 'instructions',
+  async run(context) {
+    if (valgrindMissing()) {
+      context.notes.push(
+        'valgrind is missing: no instructions per request, the guard judged CPU time per request.',
+      );
+      return null;
+    }
+    const all = comparisonTargets(NEVER_REFUSES, options.users, context.redis?.url ?? null);
+    const targets: { target: BenchTarget; start: typeof TargetProcess.start }[] = ROWS.flatMap((name) =>
+      all.filter((t) => t.name === name).map((target) => ({ target, start: TargetProcess.start })),
+    );
+    if (BASELINE) {
+      // That checkout's own driver module starts that checkout's bench/targets/ours.ts.
+      const module = pathToFileURL(`${BASELINE}/bench/lib/target-process.ts`).href;
+      const other = ((await import(module)) as typeof import('./lib/target-process.ts')).TargetProcess;
+      for (const t of all.filter((t) => t.family === 'ours'))
+        targets.push({
+          target: { ...t, name: `${t.name}-baseline`, label: `${t.label}, baseline checkout` },
+          start: other.start.bind(other),
+        });
+    }
+    const chosen = targets.filter(
+      ({ target }) => options.targets.length === 0 || options.targets.some((f) => target.name.includes(f)),
+    );
+    if (chosen.length === 0) return null;
+    const dir = mkdtempSync(join(tmpdir(), 'tp-callgrind-'));
+    const rows: InstructionRow[] = [];
+    try {
+      for (const { target, start } of chosen) rows.push(await count(target, start, dir, context.log));
+    } finally {
+      if (KEEP) context.log(`callgrind dumps kept in ${dir}`);
+      else rmSync(dir, { recursive: true, force: true });
+    }
+    return {
+      data: rows,
+      markdown: [
+        `### Instructions per request (callgrind; median of ${settings.samples} samples of ${settings.requests} requests ` +
+          `after ${settings.warmup} unrecorded, ${settings.connections} connections; V8's optimising compilers and Node's nextTick slow path left out)`,
+        '',
+        instructionsTable(rows),
+      ].join('\n'),
+    };
+  },
+};
+
+/** One target under callgrind: warm-up, then the samples; its row. */
+async function count(
+  target: BenchTarget,
+  start: typeof TargetProcess.start,
+  dir: string,
+  log: (message: string) => void,
+): Promise<InstructionRow> {
+  const out = join(dir, target.name);
+  const launcher = [
+    'valgrind',
+    '--tool=callgrind',
+    '--instr-atstart=no',
+    `--callgrind-out-file=${out}.%p`,
+    '--quiet',
+  ];
+  log(`instructions: starting ${target.name} under callgrind`);
+  const server = await start({ ...target, launcher }, null);
+  const control = (...args: string[]) =>
+    execFileSync('callgrind_control', [...args, String(server.pid)], { stdio: 'ignore' });
+  try {
+    const requests = meRequests(options.users, (server.extra as BenchSession[] | undefined) ?? null);
+    await sendExactly(server, requests, settings.warmup, settings.connections);
+    control('-i', 'on');
+    await sendExactly(server, requests, 500, settings.connections);
+    control('-z');
+    const samples: { perRequest: number; tick: number }[] = [];
+    let failures = 0;
+    for (let sample = 1; sample <= settings.samples; sample++) {
+      const result = await sendExactly(server, requests, settings.requests, settings.connections);
+      failures += result.non2xx + result.errors;
+      control('-d');
+      const dump = readDump(`${out}.${server.pid}.${sample}`);
+      const sent = result.requests.total;
+      samples.push({ perRequest: (dump.total - dump.compiler - dump.tick) / sent, tick: dump.tick / sent });
+      log(
+        `instructions: ${target.name} sample ${sample}/${settings.samples}: ${Math.round(samples.at(-1)!.perRequest)} per request ` +
+          `(+ ${Math.round(dump.compiler / sent)} compiling, + ${Math.round(dump.tick / sent)} nextTick slow path)`,
+      );
+    }
+    const perRequest = median(samples.map((s) => s.perRequest));
+    return {
+      name: target.name,
+      label: target.label,
+      perRequest,
+      samples: samples.map((s) => s.perRequest),
+      tickSlowPath: median(samples.map((s) => s.tick)),
+      failures,
+    };
+  } finally {
+    await server.stop();
+  }
+}
+
+/** A dump's instructions: all, V8's optimising compilers' (self), the nextTick slow path's (with its callees). */
+function readDump(file: string): { total: number; compiler: number; tick: number } {
+  const annotate = (...args: string[]) =>
+    execFileSync('callgrind_annotate', ['--threshold=100', '--auto=no', ...args, file], {
+      encoding: 'utf8',
+      maxBuffer: 256 * 1024 * 1024,
+    }).split('\n');
+  const counted = (line: string) =>
+    Number(/^\s*([\d,]+) /.exec(line)?.[1]?.replaceAll(',', '') ?? Number.NaN);
+  let total = Number.NaN;
+  let compiler = 0;
+  let tick = 0;
+  for (const line of annotate()) {
+    if (line.includes('PROGRAM TOTALS')) total = counted(line);
+    else if (JIT_COMPILER.test(line)) compiler += counted(line) || 0;
+    else if (line.includes(NEXT_TICK_SLOW_PATH)) tick = -1; // ran: its inclusive cost below
+  }
+  if (Number.isNaN(total)) throw new Error(`callgrind_annotate read no totals from ${file}`);
+  if (tick < 0)
+    tick = counted(annotate('--inclusive=yes').find((l) => l.includes(NEXT_TICK_SLOW_PATH)) ?? '') || 0;
+  return { total, compiler, tick };
+}
+
+function instructionsTable(rows: readonly InstructionRow[]): string {
+  const k = (n: number) => `${(n / 1000).toFixed(1)} k`;
+  return table(
+    [
+      'Target',
+      'instructions / request',
+      'samples',
+      "Node's nextTick slow path (left out)",
+      'errors / non-2xx',
+    ],
+    rows.map((r) => [
+      r.label,
+      k(r.perRequest),
+      r.samples.map(k).join(', '),
+      k(r.tickSlowPath),
+      String(r.failures),
+    ]),
+  );
+}

@@ -10,13 +10,20 @@
 // on, send 500 more (valgrind rebuilds its translations), zero the counters, then
 // BENCH_INSTR_SAMPLES times send BENCH_INSTR_REQUESTS requests and dump. A sample's figure is its
 // instructions per request without V8's optimising compilers (they still run now and then, when a
-// function gets hot late) and without Node's nextTick slow path (below); the row's is the median sample.
+// function gets hot late) and without Node's nextTick slow path (below); the row's is the median
+// sample, which also leaves out the one that caught a major GC (it reads 20–50 % more).
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type BenchTarget, comparisonTargets, NEVER_REFUSES } from './lib/catalogue.ts';
+import {
+  type BenchTarget,
+  comparisonTargets,
+  NEVER_REFUSES,
+  oursEnv,
+  SESSION_CACHE_TTL,
+} from './lib/catalogue.ts';
 import { median, sendExactly } from './lib/load.ts';
 import { int, options } from './lib/options.ts';
 import type { Phase } from './lib/phase.ts';
@@ -78,7 +85,11 @@ export const instructionsPhase: Phase = {
       );
       return null;
     }
-    const all = comparisonTargets(NEVER_REFUSES, options.users, context.redis?.url ?? null);
+    // Under callgrind a target runs about fifty times slower: the session cache's lifetime, wall
+    // time, would run out mid-run and put a database lookup per user into the samples.
+    const all = comparisonTargets(NEVER_REFUSES, options.users, context.redis?.url ?? null).map((t) =>
+      t.family === 'ours' ? { ...t, env: { ...t.env, SESSION_CACHE_TTL: SESSION_CACHE_TTL || '24h' } } : t,
+    );
     const targets: { target: BenchTarget; start: typeof TargetProcess.start }[] = ROWS.flatMap((name) =>
       all.filter((t) => t.name === name).map((target) => ({ target, start: TargetProcess.start })),
     );
@@ -86,11 +97,13 @@ export const instructionsPhase: Phase = {
       // That checkout's own driver module starts that checkout's bench/targets/ours.ts.
       const module = pathToFileURL(`${BASELINE}/bench/lib/target-process.ts`).href;
       const other = ((await import(module)) as typeof import('./lib/target-process.ts')).TargetProcess;
-      for (const t of all.filter((t) => t.family === 'ours'))
-        targets.push({
-          target: { ...t, name: `${t.name}-baseline`, label: `${t.label}, baseline checkout` },
-          start: other.start.bind(other),
-        });
+      for (const t of all.filter((t) => t.family === 'ours')) {
+        // Its own database and Redis keys: the two checkouts' schemas may differ.
+        const { DATA_DIR, REDIS_KEY_PREFIX } = oursEnv({ users: options.users });
+        const env = { ...t.env, DATA_DIR: DATA_DIR!, REDIS_KEY_PREFIX: REDIS_KEY_PREFIX! };
+        const target = { ...t, env, name: `${t.name}-baseline`, label: `${t.label}, baseline checkout` };
+        targets.push({ target, start: other.start.bind(other) });
+      }
     }
     const chosen = targets.filter(
       ({ target }) => options.targets.length === 0 || options.targets.some((f) => target.name.includes(f)),
@@ -131,8 +144,13 @@ async function count(
     `--callgrind-out-file=${out}.%p`,
     '--quiet',
   ];
+  // Kept dumps get V8's map of its generated code (/tmp/perf-<pid>.map, moved beside them) to name JS functions.
+  const nodeArgs = KEEP ? ['--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${out}.v8.log`] : [];
   log(`instructions: starting ${target.name} under callgrind`);
-  const server = await start({ ...target, launcher }, null);
+  const server = await start(
+    { ...target, launcher, nodeArgs: [...(target.nodeArgs ?? []), ...nodeArgs] },
+    null,
+  );
   const control = (...args: string[]) =>
     execFileSync('callgrind_control', [...args, String(server.pid)], { stdio: 'ignore' });
   try {
@@ -166,6 +184,8 @@ async function count(
     };
   } finally {
     await server.stop();
+    const map = `/tmp/perf-${server.pid}.map`;
+    if (existsSync(map)) renameSync(map, `${out}.${server.pid}.perf.map`);
   }
 }
 

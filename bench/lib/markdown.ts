@@ -15,9 +15,14 @@ export function renderRun(results: Results, sections: readonly string[]): string
       (machine.pinning
         ? `Each server pinned to core ${machine.pinning.server}; the load generator and the private redis-server on core ${machine.pinning.load} (taskset).`
         : 'Not pinned (taskset missing or one core).'),
-    `Load: ${settings.connections} connections, ${settings.users} distinct signed-in users, ${settings.warmup} s warm-up + ${settings.duration} s measured per round, ` +
-      `${settings.rounds} interleaved rounds, each on fresh processes started in a rotated order; medians over rounds, errors and non-2xx summed. ` +
-      `Our sessions: ${results.sessionCache}.`,
+    // The load line describes the targets phase's rounds (the instructions phase names its own).
+    ...(results.phases.targets === undefined
+      ? []
+      : [
+          `Load: ${settings.connections} connections, ${settings.users} distinct signed-in users, ${settings.warmup} s warm-up + ${settings.duration} s measured per round, ` +
+            `${settings.rounds} interleaved rounds, each on fresh processes started in a rotated order; medians over rounds, errors and non-2xx summed. ` +
+            `Our sessions: ${results.sessionCache}.`,
+        ]),
     ...sections.flatMap((section) => ['', section]),
     ...(results.notes.length > 0 ? ['', ...results.notes.map((n) => `- ${n}`)] : []),
   ].join('\n');

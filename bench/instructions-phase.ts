@@ -66,7 +66,7 @@ export interface InstructionRow {
   readonly failures: number;
 }
 
-export function valgrindMissing(): boolean {
+function valgrindMissing(): boolean {
   try {
     execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
     execFileSync('callgrind_control', ['-h'], { stdio: 'ignore' });

@@ -11,7 +11,7 @@
 // BENCH_INSTR_SAMPLES times send BENCH_INSTR_REQUESTS requests and dump. A sample's figure is its
 // instructions per request without V8's optimising compilers (they still run now and then, when a
 // function gets hot late) and without Node's nextTick slow path (below); the row's is the median
-// sample, which also leaves out the one that caught a major GC (it reads 20–50 % more).
+// sample. V8's garbage collector runs on a fixed schedule (below).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -144,8 +144,13 @@ async function count(
     `--callgrind-out-file=${out}.%p`,
     '--quiet',
   ];
+  // V8 sizes its young generation and schedules full collections partly by the clock, which
+  // under callgrind runs fifty times slower: the same server then collected more often in one
+  // run than in another (10 % apart), and a sample that caught a full collection read 20–50 %
+  // more. A fixed schedule makes the count depend on the requests only.
+  const nodeArgs = ['--predictable-gc-schedule'];
   // Kept dumps get V8's map of its generated code (/tmp/perf-<pid>.map, moved beside them) to name JS functions.
-  const nodeArgs = KEEP ? ['--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${out}.v8.log`] : [];
+  if (KEEP) nodeArgs.push('--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${out}.v8.log`);
   log(`instructions: starting ${target.name} under callgrind`);
   const server = await start(
     { ...target, launcher, nodeArgs: [...(target.nodeArgs ?? []), ...nodeArgs] },

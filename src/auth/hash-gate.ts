@@ -34,9 +34,7 @@ export interface HashGateObserver {
 /** An attempt's turn: it may run its checks now, or it was shed (and should come back in `retryAfter` s). */
 export type Turn = { readonly shed: false } | { readonly shed: true; readonly retryAfter: number };
 
-export type Admission =
-  | { readonly shed: true }
-  | { readonly shed: false; readonly ticket: Ticket };
+export type Admission = { readonly shed: true } | { readonly shed: false; readonly ticket: Ticket };
 
 /** An admitted attempt: its place in the queue, then its slot. */
 export interface Ticket {

@@ -196,7 +196,10 @@ describe('POST /api/auth/login under a flood (the hashing gate)', () => {
     const answers = await fill(app, 2);
     const caller = app.client();
     await caller.fetchCsrf();
-    const sheds = await shedLogins(app, [1, 2, 3].map(() => () => caller.login(BOB, WRONG)));
+    const sheds = await shedLogins(
+      app,
+      [1, 2, 3].map(() => () => caller.login(BOB, WRONG)),
+    );
     for (const shed of sheds) assertError(shed, 503, 'LOGIN_BUSY');
     await drain(app, answers);
     // Had any shed attempt counted, bob's account (1 failure per 15 min) or this address would be locked now.

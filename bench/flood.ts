@@ -233,7 +233,7 @@ export async function machineChecksPerSecond(threads: number, ms = 5000): Promis
 
 /** The server's environment as `npm start` sets it (its allocator setting changes what a check costs). */
 const START_ENV = {
-  MALLOC_MMAP_THRESHOLD_: '131072',
+  MALLOC_ARENA_MAX: '1',
   NODE_COMPILE_CACHE: 'node_modules/.cache/node-compile',
 };
 

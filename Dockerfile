@@ -37,7 +37,7 @@ ENV NODE_ENV=production \
     METRICS_HOST=0.0.0.0 \
     METRICS_PORT=9464 \
     DATA_DIR=/data \
-    MALLOC_MMAP_THRESHOLD_=131072 \
+    MALLOC_ARENA_MAX=1 \
     NODE_COMPILE_CACHE=/tmp/node-compile-cache
 WORKDIR /app
 COPY --from=build /app/package.json ./

@@ -33,6 +33,8 @@ const log = (message: string) => console.error(`[flood] ${message}`);
 
 export interface FloodSettings {
   readonly concurrency: number;
+  /** The attackers' process runs at this niceness (0: the server's own priority). */
+  readonly attackerNice: number;
   readonly durationMs: number;
   readonly serverDir: string;
   readonly serverEnv: Readonly<Record<string, string>>;
@@ -229,6 +231,27 @@ export async function machineChecksPerSecond(threads: number, ms = 5000): Promis
   return done / ((performance.now() - started) / 1000);
 }
 
+/** The server's environment as `npm start` sets it (its allocator setting changes what a check costs). */
+const START_ENV = {
+  MALLOC_ARENA_MAX: '1',
+  NODE_COMPILE_CACHE: 'node_modules/.cache/node-compile',
+};
+
+/** The machine's checks/s alone, in a process of its own with the server's environment. */
+async function checksAlone(settings: FloodSettings, threads: number): Promise<number> {
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), 'alone', String(threads)], {
+    env: { ...process.env, ...START_ENV, ...settings.serverEnv },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  const code = await new Promise((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`measuring the checks alone exited with ${code}`);
+  return Number(out);
+}
+
 /** Starts the server of `dir` as `npm start` does, on a fresh embedded database; resolves once it answers. */
 async function startServer(settings: FloodSettings, port: number) {
   const dataDir = mkdtempSync(join(tmpdir(), 'flood-data-'));
@@ -236,8 +259,7 @@ async function startServer(settings: FloodSettings, port: number) {
     cwd: settings.serverDir,
     env: {
       ...process.env,
-      MALLOC_MMAP_THRESHOLD_: '131072',
-      NODE_COMPILE_CACHE: 'node_modules/.cache/node-compile',
+      ...START_ENV,
       HOST: '127.0.0.1',
       PORT: String(port),
       DATA_DIR: dataDir,
@@ -276,11 +298,93 @@ async function startServer(settings: FloodSettings, port: number) {
   return { peakRssMb, stop, pid: child.pid! };
 }
 
+/** What the attackers' process reports when the flood ends. */
+interface AttackFigures {
+  readonly attempts: number;
+  readonly byStatus: Record<string, number>;
+  /** Attempts answered 401 or 200: each cost a password check. */
+  readonly checked: number;
+  readonly latencyMs: Percentiles;
+  readonly transportErrors: number;
+}
+
+/**
+ * The attackers, in a process of their own at FLOOD_ATTACKER_NICE: the owners' timings are then
+ * the server's, not the attackers' event loop's, and the attackers' CPU (a remote machine's in a
+ * real flood) is not taken first from the server they attack.
+ */
+function startAttackers(settings: FloodSettings, port: number): Promise<AttackFigures> {
+  const args = [
+    fileURLToPath(import.meta.url),
+    'attack',
+    String(port),
+    String(settings.concurrency),
+    String(settings.durationMs),
+  ];
+  const child =
+    settings.attackerNice > 0
+      ? spawn('nice', ['-n', String(settings.attackerNice), process.execPath, ...args], {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        })
+      : spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  return new Promise((resolve, reject) =>
+    child.once('exit', (code) =>
+      code === 0
+        ? resolve(JSON.parse(out) as AttackFigures)
+        : reject(new Error(`the attackers exited with ${code}`)),
+    ),
+  );
+}
+
+/** The attackers' process: `concurrency` attempts in flight for `durationMs`, each from a new address for a new account. */
+async function attack(port: number, concurrency: number, durationMs: number): Promise<AttackFigures> {
+  const latencies: number[] = [];
+  const byStatus: Record<string, number> = {};
+  let checked = 0;
+  let transportErrors = 0;
+  let next = 0;
+  const address = (n: number) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+  const end = performance.now() + durationMs;
+  const attacker = async () => {
+    // One pre-session CSRF token per attacker connection, reused: fetching it costs nothing.
+    const browser = new Browser(port);
+    await browser.csrf({ 'x-forwarded-for': address(next++) });
+    while (performance.now() < end) {
+      const n = next++;
+      const t0 = performance.now();
+      try {
+        const answer = await browser.login(`user${n}@flood.example`, `guess-${n}`, {
+          'x-forwarded-for': address(n),
+        });
+        if (performance.now() > end) break;
+        latencies.push(performance.now() - t0);
+        tally(byStatus, outcome(answer));
+        if (answer.status === 401 || answer.status === 200) checked++;
+      } catch {
+        transportErrors++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, attacker));
+  agent.destroy();
+  return {
+    attempts: latencies.length,
+    byStatus,
+    checked,
+    latencyMs: percentiles(latencies),
+    transportErrors,
+  };
+}
+
 export async function runFlood(settings: FloodSettings): Promise<FloodResults> {
   const loadBefore = loadavg()[0]!;
   const threads = Number(settings.serverEnv.LOGIN_HASH_CONCURRENCY ?? availableParallelism());
   log(`measuring the machine's password checks alone (${threads} at once, 5 s)`);
-  const alone = await machineChecksPerSecond(threads);
+  const alone = await checksAlone(settings, threads);
   log(`${alone.toFixed(1)} checks/s alone`);
 
   const port = await freePort();
@@ -296,38 +400,15 @@ export async function runFlood(settings: FloodSettings): Promise<FloodResults> {
     await bob.csrf();
     if ((await bob.login(BOB, PASSWORD)).status !== 200) throw new Error('bob could not sign in');
 
-    const attack = { latencies: [] as number[], byStatus: {} as Record<string, number>, checked: 0 };
     const owners = {
       knownDevice: { latencies: [] as number[], byStatus: {} as Record<string, number> },
       unknownDevice: { latencies: [] as number[], byStatus: {} as Record<string, number> },
       signedIn: { latencies: [] as number[], byStatus: {} as Record<string, number> },
     };
-    let next = 0;
-    const address = (n: number) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
     const started = performance.now();
     const end = started + settings.durationMs;
     const running = () => performance.now() < end;
-
-    const attacker = async () => {
-      // One pre-session CSRF token per attacker connection, reused: fetching it costs nothing.
-      const browser = new Browser(port);
-      await browser.csrf({ 'x-forwarded-for': address(next++) });
-      while (running()) {
-        const n = next++;
-        const t0 = performance.now();
-        try {
-          const answer = await browser.login(`user${n}@flood.example`, `guess-${n}`, {
-            'x-forwarded-for': address(n),
-          });
-          if (performance.now() > end) break;
-          attack.latencies.push(performance.now() - t0);
-          tally(attack.byStatus, outcome(answer));
-          if (answer.status === 401 || answer.status === 200) attack.checked++;
-        } catch {
-          transportErrors++;
-        }
-      }
-    };
+    const attackers = startAttackers(settings, port);
     /** An owner's sign-in, timed, again and again with `pauseMs` between, until the flood ends. */
     const owner = async (
       figures: (typeof owners)['knownDevice'],
@@ -355,8 +436,8 @@ export async function runFlood(settings: FloodSettings): Promise<FloodResults> {
     };
     let carol = new Browser(port);
     log(`flood: ${settings.concurrency} attempts in flight for ${settings.durationMs / 1000} s`);
-    await Promise.all([
-      ...Array.from({ length: settings.concurrency }, attacker),
+    const [attack] = await Promise.all([
+      attackers,
       owner(owners.knownDevice, () => alice.login(ALICE, PASSWORD), 250),
       owner(
         owners.unknownDevice,
@@ -370,8 +451,9 @@ export async function runFlood(settings: FloodSettings): Promise<FloodResults> {
       ),
       owner(owners.signedIn, () => bob.get('/api/auth/me'), 200),
     ]);
+    transportErrors += attack.transportErrors;
     const seconds = (Math.min(performance.now(), end) - started) / 1000;
-    const attempts = attack.latencies.length;
+    const attempts = attack.attempts;
     const shed = Object.entries(attack.byStatus)
       .filter(([key]) => key.startsWith('503 LOGIN_BUSY'))
       .reduce((sum, [, n]) => sum + n, 0);
@@ -395,7 +477,7 @@ export async function runFlood(settings: FloodSettings): Promise<FloodResults> {
         perSecond: round(attempts / seconds),
         byStatus: attack.byStatus,
         shedShare: round(shed / Math.max(1, attempts), 3),
-        latencyMs: percentiles(attack.latencies),
+        latencyMs: attack.latencyMs,
       },
       checksPerSecond: round(checked / seconds),
       checksShareOfMachine: round(checked / seconds / alone, 3),
@@ -494,13 +576,19 @@ export function floodSettings(env: NodeJS.ProcessEnv = process.env): FloodSettin
   );
   return {
     concurrency: Number(env.FLOOD_CONCURRENCY ?? 256),
+    attackerNice: Number(env.FLOOD_ATTACKER_NICE ?? 0),
     durationMs: Number(match[1]) * (match[2] === 's' ? 1000 : 1),
     serverDir: env.FLOOD_SERVER_DIR ?? REPO,
     serverEnv,
   };
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
+if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === 'attack') {
+  const [port, concurrency, durationMs] = process.argv.slice(3).map(Number) as [number, number, number];
+  console.log(JSON.stringify(await attack(port, concurrency, durationMs)));
+} else if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === 'alone') {
+  console.log(await machineChecksPerSecond(Number(process.argv[3])));
+} else if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const results = await runFlood(floodSettings());
   console.log(floodSummary(results));
   if (process.env.FLOOD_JSON) writeFileSync(process.env.FLOOD_JSON, `${JSON.stringify(results, null, 2)}\n`);

@@ -1,6 +1,7 @@
 // Starts the service: validated config, the app, listen, and a graceful stop on SIGTERM/SIGINT.
 // Only the config and the HTTP helpers are imported up front: libuv's pool is sized before anything can start it.
 import type { FastifyInstance } from 'fastify';
+import { lowerThreadPoolPriority } from './auth/hash-priority.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { drain, trackConnections } from './http/drain.ts';
 import { listenForMetrics } from './http/metrics-listener.ts';
@@ -24,6 +25,9 @@ async function main(): Promise<void> {
     import('./db/seed.ts'),
   ]);
   const app = await buildApp(config);
+  // The boot's dummy hash has started libuv's pool: its threads (the password checks) now run
+  // below the event loop.
+  lowerThreadPoolPriority();
   if (config.sessionSecretGenerated) {
     app.log.warn('SESSION_SECRET is not set: using a random one, so sessions end when this process does');
   }

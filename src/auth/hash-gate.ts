@@ -12,7 +12,7 @@ export const SHARED: GatePlace = Object.freeze({ lane: 'shared' });
 export interface HashGateOptions {
   /** Checks that may run at once. */
   readonly concurrency: number;
-  /** A shared-lane attempt expected to wait longer than this is shed, and one that has waited this long is too. */
+  /** A shared-lane attempt expected to wait longer than this is shed (its answer held this long), and one that has waited this long is too. */
   readonly maxWaitMs: number;
   readonly clock: Clock;
   /** What one check is taken to cost until checks have been timed (a measured one, such as the boot's dummy hash). */
@@ -34,9 +34,7 @@ export interface HashGateObserver {
 /** An attempt's turn: it may run its checks now, or it was shed (and should come back in `retryAfter` s). */
 export type Turn = { readonly shed: false } | { readonly shed: true; readonly retryAfter: number };
 
-export type Admission =
-  | { readonly shed: true; readonly retryAfter: number }
-  | { readonly shed: false; readonly ticket: Ticket };
+export type Admission = { readonly shed: true } | { readonly shed: false; readonly ticket: Ticket };
 
 /** An admitted attempt: its place in the queue, then its slot. */
 export interface Ticket {
@@ -53,6 +51,8 @@ export interface GateState {
   readonly concurrency: number;
   readonly running: number;
   readonly queued: { readonly known: number; readonly shared: number };
+  /** Shed attempts whose 503 is held until their bound passes. */
+  readonly held: number;
   /** The current estimate of one check's duration (ms), from the checks timed so far. */
   readonly checkMs: number;
 }
@@ -106,6 +106,8 @@ export class HashGate {
   private readonly clock: Clock;
   private checkMs: number;
   private running = 0;
+  /** Shed attempts whose answer is being held (`hold`). */
+  private holding = 0;
   /** Oldest first; entries that left while queued stay until they reach the head (counted apart). */
   private shared: Waiter[] = [];
   private sharedHead = 0;
@@ -134,8 +136,9 @@ export class HashGate {
   }
 
   /**
-   * Admits an attempt to its lane, or sheds it at once (shared lane only) when the wait expected
-   * for it exceeds the bound. An admitted attempt must `close()` its ticket, granted or not.
+   * Admits an attempt to its lane, or sheds it (shared lane only, no place in the queue; answer it
+   * after `hold()`) when the wait expected for it exceeds the bound. An admitted attempt must
+   * `close()` its ticket, granted or not.
    */
   enter(place: GatePlace): Admission {
     const now = this.clock.now();
@@ -144,7 +147,7 @@ export class HashGate {
       const expected = this.expectedWaitMs();
       if (expected > this.maxWaitMs) {
         this.notify((o) => o.shed?.('expected-wait'));
-        return { shed: true, retryAfter: this.retryAfter(expected) };
+        return { shed: true };
       }
     }
     const waiter = new Waiter(this, place, now);
@@ -165,6 +168,22 @@ export class HashGate {
     return { shed: false, ticket: waiter };
   }
 
+  /**
+   * Holds a shed attempt's answer until the wait it was refused would have ended (`maxWaitMs`), then
+   * gives the seconds to come back after. Answered at once, a flood's sheds would come back at once:
+   * its attempts would cost the event loop what the gate spared the pool. Held, an attacker with N
+   * attempts in flight gets about N answers per `maxWaitMs`, and a held answer takes no place in the queue.
+   */
+  async hold(): Promise<number> {
+    this.holding++;
+    try {
+      await this.clock.sleep(this.maxWaitMs);
+    } finally {
+      this.holding--;
+    }
+    return this.retryAfter(this.expectedWaitMs());
+  }
+
   /** The wait (ms) a shared-lane attempt arriving now should expect before its check starts. */
   expectedWaitMs(): number {
     const queued = this.knownQueued + this.sharedQueued;
@@ -179,6 +198,7 @@ export class HashGate {
       concurrency: this.concurrency,
       running: this.running,
       queued: { known: this.knownQueued, shared: this.sharedQueued },
+      held: this.holding,
       checkMs: this.checkMs,
     };
   }

@@ -41,6 +41,15 @@ async function gateApp(t: TestContext, env: Record<string, string> = {}): Promis
   return Object.assign(app, { hasher });
 }
 
+/** Resolves once `condition` holds (checked every 5 ms, for 10 s at most). */
+async function until(condition: () => boolean, what = 'the condition'): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!condition()) {
+    if (Date.now() > deadline) assert.fail(`${what} did not come within 10 s`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 /** Resolves once the gate has this many attempts waiting in each lane. */
 async function untilQueued({ app }: TestApp, shared: number, known = 0): Promise<void> {
   const deadline = Date.now() + 10_000;
@@ -91,15 +100,38 @@ async function fill(app: GateApp, queued: number): Promise<Promise<Response>[]> 
   return answers;
 }
 
-/** Lets every held and queued check through, one by one, until the gate is idle. */
-async function drain(app: GateApp, answers: Promise<Response>[]): Promise<Response[]> {
+/**
+ * Logins the gate sheds: their 503s are held until the bound passes on the test's clock, so this
+ * starts them together, waits until all are held, checks that none is answered before the bound,
+ * then moves the clock by it (100 ms) and gives their answers.
+ */
+async function shedLogins(app: GateApp, logins: (() => Promise<Response>)[]): Promise<Response[]> {
+  const gate = app.app.services.loginGate;
+  const heldBefore = gate.state().held;
+  let answered = false;
+  const answers = logins.map((login) =>
+    login().finally(() => {
+      answered = true;
+    }),
+  );
+  await until(() => answered || gate.state().held === heldBefore + logins.length, 'every shed held');
+  assert.equal(answered, false, 'no shed answer before its bound has passed');
+  app.clock.advance(100);
+  return Promise.all(answers);
+}
+
+/**
+ * Lets every held and queued check through, one by one, until the gate is idle; each check takes
+ * `checkMs` on the clock (0 after a shed has moved the clock to the bound: the queued would expire).
+ */
+async function drain(app: GateApp, answers: Promise<Response>[], checkMs = 50): Promise<Response[]> {
   const all = Promise.all(answers);
   let settled = false;
   void all.finally(() => {
     settled = true;
   });
   while (!settled) {
-    if (app.hasher.held.length > 0) app.hasher.releaseNext(50);
+    if (app.hasher.held.length > 0) app.hasher.releaseNext(checkMs);
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
   return all;
@@ -112,14 +144,14 @@ describe('POST /api/auth/login under a flood (the hashing gate)', () => {
     // One running and two waiting: a newcomer would wait 3 × 50 ms > 100 ms.
     const answers = await fill(app, 2);
     const startedBefore = app.hasher.started.length;
-    const shed = await app.client().login(BOB, WRONG);
-    const body = assertError(shed, 503, 'LOGIN_BUSY');
-    assert.equal(shed.headers['retry-after'], '1');
+    const [shed] = await shedLogins(app, [() => app.client().login(BOB, WRONG)]);
+    const body = assertError(shed!, 503, 'LOGIN_BUSY');
+    assert.equal(shed!.headers['retry-after'], '1');
     assert.equal(body.retryAfter, 1);
-    assert.equal(shed.headers['cache-control'], 'no-store');
+    assert.equal(shed!.headers['cache-control'], 'no-store');
     assert.equal(app.hasher.started.length, startedBefore, 'no hash was started for it');
-    assert.equal(shed.headers['set-cookie'], undefined, 'no session, no device cookie');
-    const statuses = (await drain(app, answers)).map((r) => r.statusCode);
+    assert.equal(shed!.headers['set-cookie'], undefined, 'no session, no device cookie');
+    const statuses = (await drain(app, answers, 0)).map((r) => r.statusCode);
     assert.deepEqual(statuses, [401, 401, 401], 'the admitted attempts were all checked');
   });
 
@@ -127,9 +159,11 @@ describe('POST /api/auth/login under a flood (the hashing gate)', () => {
     const app = await gateApp(t);
     await measureOneCheck(app);
     const answers = await fill(app, 2);
-    const existing = await app.client().login(BOB, WRONG);
-    const missing = await app.client().login('no-such-user@example.com', WRONG);
-    const owner = await app.client().login(CAROL, DEMO_PASSWORD);
+    const [existing, missing, owner] = (await shedLogins(app, [
+      () => app.client().login(BOB, WRONG),
+      () => app.client().login('no-such-user@example.com', WRONG),
+      () => app.client().login(CAROL, DEMO_PASSWORD),
+    ])) as [Response, Response, Response];
     for (const response of [existing, missing, owner]) assertError(response, 503, 'LOGIN_BUSY');
     const shape = (r: Response) => ({
       body: r.json(),
@@ -161,7 +195,12 @@ describe('POST /api/auth/login under a flood (the hashing gate)', () => {
     await measureOneCheck(app);
     const answers = await fill(app, 2);
     const caller = app.client();
-    for (let i = 0; i < 3; i++) assertError(await caller.login(BOB, WRONG), 503, 'LOGIN_BUSY');
+    await caller.fetchCsrf();
+    const sheds = await shedLogins(
+      app,
+      [1, 2, 3].map(() => () => caller.login(BOB, WRONG)),
+    );
+    for (const shed of sheds) assertError(shed, 503, 'LOGIN_BUSY');
     await drain(app, answers);
     // Had any shed attempt counted, bob's account (1 failure per 15 min) or this address would be locked now.
     const budgets = (await caller.get('/api/rate-limits')).json<{
@@ -224,7 +263,8 @@ describe('POST /api/auth/login under a flood (the hashing gate)', () => {
     const app = await gateApp(t);
     const alice = await knownBrowser(app, ALICE); // its check measured 50 ms
     const answers = await fill(app, 2);
-    assertError(await app.client().login(CAROL, DEMO_PASSWORD), 503, 'LOGIN_BUSY');
+    const [carol] = await shedLogins(app, [() => app.client().login(CAROL, DEMO_PASSWORD)]);
+    assertError(carol!, 503, 'LOGIN_BUSY');
     const owner = alice.login(ALICE, DEMO_PASSWORD);
     await untilQueued(app, 2, 1);
     app.hasher.releaseNext(); // the running check ends: alice's runs next, ahead of the two waiting
@@ -349,11 +389,15 @@ describe('GET /api/admin/login-pressure and the pressure events', () => {
     assert.equal(calm.gate.concurrency, 1);
 
     const answers = await fill(app, 2);
-    for (let i = 0; i < 5; i++)
-      assertError(await app.client().login(`x${i}@example.com`, WRONG), 503, 'LOGIN_BUSY');
+    const firstShedAt = app.clock.now();
+    const sheds = await shedLogins(
+      app,
+      [0, 1, 2, 3, 4].map((i) => () => app.client().login(`x${i}@example.com`, WRONG)),
+    );
+    for (const shed of sheds) assertError(shed, 503, 'LOGIN_BUSY');
     const busy = await pressureOf(admin);
     assert.equal(busy.underPressure, true);
-    assert.equal(busy.since, new Date(app.clock.now()).toISOString());
+    assert.equal(busy.since, new Date(firstShedAt).toISOString());
     assert.equal(busy.shedAttempts, 5);
     assert.deepEqual(busy.gate.queued, { known: 0, shared: 2 });
     assert.equal(busy.gate.running, 1);
@@ -390,13 +434,19 @@ describe('GET /api/admin/login-pressure and the pressure events', () => {
     const app = await gateApp(t);
     await measureOneCheck(app);
     const answers = await fill(app, 2);
-    assertError(await app.client().login(BOB, WRONG), 503, 'LOGIN_BUSY');
+    const shed = app.client().login(BOB, WRONG);
+    await until(() => app.app.services.loginGate.state().held === 1);
+    const holding = await app.app.metrics.metrics();
+    assert.match(holding, /^login_gate_held_answers 1$/m);
+    app.clock.advance(100);
+    assertError(await shed, 503, 'LOGIN_BUSY');
     const during = await app.app.metrics.metrics();
+    assert.match(during, /^login_gate_held_answers 0$/m);
     assert.match(during, /^login_gate_queue_depth\{lane="shared"\} 2$/m);
     assert.match(during, /^login_gate_queue_depth\{lane="known"\} 0$/m);
     assert.match(during, /^login_gate_checks_running 1$/m);
     assert.match(during, /^login_gate_shed_total\{reason="expected-wait"\} 1$/m);
-    await drain(app, answers);
+    await drain(app, answers, 0);
     const later = await app.app.metrics.metrics();
     assert.match(later, /^login_gate_checks_total\{lane="shared"\} 4$/m);
     assert.match(later, /^login_gate_wait_seconds_count\{lane="shared"\} 4$/m);

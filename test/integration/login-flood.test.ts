@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { DEVICE_COOKIE } from '../../src/auth/devices.ts';
-import { ManualClock } from '../../src/clock.ts';
+import { ManualClock, systemClock } from '../../src/clock.ts';
 import { createTestApp, DEMO_PASSWORD } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
 
@@ -19,7 +19,10 @@ const ALICE = 'alice@example.com';
 /** The real time: waits and check durations here are what the gate measures on this machine. */
 class WallClock extends ManualClock {
   override now(): number {
-    return Date.now();
+    return systemClock.now();
+  }
+  override sleep(ms: number): Promise<void> {
+    return systemClock.sleep(ms);
   }
 }
 

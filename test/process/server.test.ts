@@ -124,6 +124,33 @@ describe('src/server.ts', () => {
     assert.equal(await without.exited, 0);
   });
 
+  it('runs libuv’s pool (the password checks) below the event loop’s priority, and sizes it for the gate', async (t) => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'tp-server-'));
+    directories.push(dataDir);
+    const server = start({ DATA_DIR: dataDir, LOGIN_HASH_CONCURRENCY: '3' });
+    t.after(() => server.child.kill('SIGKILL')); // gone already unless an assertion failed
+    await listeningUrl(server.output, server.exited);
+    const pid = server.child.pid!;
+    // A thread's niceness is the 19th field of its stat line (after the parenthesised name).
+    const threads = readdirSync(`/proc/${pid}/task`).map((tid) => ({
+      name: readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim(),
+      nice: Number(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]),
+    }));
+    const pool = threads.filter((t) => t.name === 'libuv-worker');
+    assert.equal(pool.length, 3 + 4, 'LOGIN_HASH_CONCURRENCY + 4 threads');
+    assert.deepEqual(
+      pool.map((t) => t.nice),
+      pool.map(() => 10),
+    );
+    assert.equal(
+      threads.find((t) => t.name === 'node-MainThread')?.nice,
+      0,
+      'the event loop keeps its priority',
+    );
+    server.child.kill('SIGTERM');
+    assert.equal(await server.exited, 0);
+  });
+
   it('logs one line per answered request, with its fields and none of its secrets', async (t) => {
     const dataDir = await mkdtemp(join(tmpdir(), 'tp-server-'));
     directories.push(dataDir);

@@ -42,14 +42,35 @@ describe('HashGate', () => {
     assert.equal(gate.expectedWaitMs(), 100);
     tickets.push(admitted(gate));
     assert.equal(gate.expectedWaitMs(), 125);
-    assert.deepEqual(gate.enter(SHARED), { shed: true, retryAfter: 1 });
+    assert.deepEqual(gate.enter(SHARED), { shed: true });
     assert.deepEqual(sheds, ['expected-wait']);
     // A slower check measured: the estimate follows it, smoothed (50 + 0.2 × (90 − 50)).
     await check(clock, tickets[0]!, 90);
     assert.equal(gate.state().checkMs, 58);
     assert.deepEqual(gate.state().queued, { known: 0, shared: 3 });
     assert.equal(gate.expectedWaitMs(), 116);
-    assert.deepEqual(gate.enter(SHARED), { shed: true, retryAfter: 1 });
+    assert.deepEqual(gate.enter(SHARED), { shed: true });
+  });
+
+  it('holds a shed answer until the bound has passed on its clock, then gives the seconds to come back after', async () => {
+    const clock = new ManualClock();
+    const gate = new HashGate({ concurrency: 1, maxWaitMs: 1000, clock, initialCheckMs: 700 });
+    const running = admitted(gate);
+    admitted(gate); // the next one waits 700 ms
+    assert.deepEqual(gate.enter(SHARED), { shed: true }); // 1,400 ms expected: over the bound
+    let answered: number | null = null;
+    void gate.hold().then((retryAfter) => {
+      answered = retryAfter;
+    });
+    assert.equal(gate.state().held, 1);
+    clock.advance(999);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(answered, null, 'still held before the bound');
+    clock.advance(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(answered, 2, 'two checks of 700 ms ahead of a newcomer now: 1.4 s, rounded up');
+    assert.equal(gate.state().held, 0);
+    await check(clock, running, 10);
   });
 
   it('sheds a waiting shared attempt once it has waited the bound, at the next event', async () => {
@@ -96,6 +117,7 @@ describe('HashGate', () => {
       concurrency: 1,
       running: 0,
       queued: { known: 0, shared: 0 },
+      held: 0,
       checkMs: 0,
     });
   });

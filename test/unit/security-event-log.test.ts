@@ -124,6 +124,7 @@ describe('SecurityEventLog', () => {
         now: () => {
           throw new Error('no clock');
         },
+        sleep: async () => {},
       },
       instance: 'i',
       retentionMs: 1,

@@ -22,6 +22,14 @@ export function registerLoginGateMetrics(registry: Registry, gate: HashGate): ()
     },
   });
   new Gauge({
+    name: 'login_gate_held_answers',
+    help: 'Shed login attempts whose 503 LOGIN_BUSY is held until LOGIN_QUEUE_MAX_WAIT has passed.',
+    registers: [registry],
+    collect() {
+      this.set(gate.state().held);
+    },
+  });
+  new Gauge({
     name: 'login_gate_checks_running',
     help: 'Password checks running now (at most LOGIN_HASH_CONCURRENCY).',
     registers: [registry],

@@ -80,7 +80,8 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
       const admission = loginGate.enter(
         known ? { lane: 'known', account: String(credentials!.user.id) } : SHARED,
       );
-      if (admission.shed) return sendLoginBusy(reply, admission.retryAfter);
+      // Shed: no place in the queue and no hash, but the 503 waits out the bound (see HashGate.hold).
+      if (admission.shed) return sendLoginBusy(reply, await loginGate.hold());
       const { ticket } = admission;
       try {
         credentials ??= await users.findCredentials(email);

@@ -31,7 +31,11 @@ const PARALLEL = 64;
 async function measureCapacity(url: string): Promise<CapacityRow[]> {
   const config = loadConfig({ NODE_ENV: 'test', REDIS_URL: url });
   const client = createRedisClient(config.redis);
-  const store = new RedisStore({ client, keyPrefix: 'bench-capacity:' });
+  const store = new RedisStore({
+    client,
+    keyPrefix: 'bench-capacity:',
+    timeoutMs: config.redis.commandTimeoutMs,
+  });
   const admin = new Redis(url);
   const rows: CapacityRow[] = [];
   try {

@@ -36,6 +36,7 @@ export async function openRedisStore(target: RedisTarget = {}): Promise<RedisSto
   const store = new RedisStore({
     client: createRedisClient(config),
     keyPrefix: config.keyPrefix,
+    timeoutMs: config.commandTimeoutMs,
     clock: target.clock,
   });
   if (!(await store.ready(5000))) {

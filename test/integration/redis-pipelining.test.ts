@@ -1,6 +1,7 @@
-// The Redis store on a private redis-server: one turn's EVALSHAs reach Redis in one read (ioredis' auto-pipelining), each its own decision; the command timeout bounds a silent server.
+// The Redis store on a private redis-server: one turn's EVALSHAs reach Redis in one read (the store's write batch), each its own decision; the shared deadline bounds a silent server.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { Redis } from 'ioredis';
 import type { RedisStore } from '../../src/rate-limit/stores/redis-store.ts';
 import {
   type RateDecision,
@@ -16,11 +17,18 @@ const rule: RateRule = { name: 'pipelining', limit: 3, windowMs: MINUTE };
 /**
  * Socket reads Redis may count for one turn's batch plus the INFO that reads the counter: one for
  * the batch (two if the kernel splits it), one for the INFO. Without batching, 50 decisions
- * measured from 10 to 34 reads here.
+ * measured from 10 to 34 reads here; how many depends on when Redis wakes up, so the socket's own
+ * state below is what pins the batch down.
  */
 const BATCH_READS = 3;
 
 const brief = (d: RateDecision) => [d.allowed, d.remaining];
+
+/** The socket of a single server's client, as it is now (a reconnection makes a new one). */
+const socketOf = (store: RedisStore) => (store.client as Redis).stream;
+
+/** Waits for the end of this turn: setImmediate callbacks run in order, the batch's first. */
+const endOfTurn = () => new Promise<void>(setImmediate);
 
 /** What the server counted since the last CONFIG RESETSTAT (the INFO that reads it included). */
 async function serverStats(store: RedisStore) {
@@ -37,7 +45,7 @@ async function resetStats(store: RedisStore): Promise<void> {
   await store.client.config('RESETSTAT');
 }
 
-describe('RedisStore batching (auto-pipelining)', { skip, timeout: 30_000 }, () => {
+describe('RedisStore write batch', { skip, timeout: 30_000 }, () => {
   // A private server: its counters see this file's commands and nobody else's.
   let server: RedisServer;
   let store: RedisStore;
@@ -51,10 +59,29 @@ describe('RedisStore batching (auto-pipelining)', { skip, timeout: 30_000 }, () 
     await server?.stop();
   });
 
+  it('holds the writes of a turn in the socket until the turn ends, then lets them all go', async () => {
+    const socket = socketOf(store);
+    assert.equal(socket.writableCorked, 0, 'nothing held between turns');
+    const pending = [store.consume(rule, 'held-a'), store.peek(rule, 'held-b')];
+    assert.equal(socket.writableCorked, 1, 'held once, however many commands');
+    const held = socket.writableLength;
+    assert.ok(held > 0, 'the EVALSHAs wait in the socket');
+    pending.push(store.consume(rule, 'held-c'));
+    assert.ok(socket.writableLength > held, 'a later command of the turn joins them');
+    await endOfTurn();
+    assert.equal(socket.writableCorked, 0, 'let go at the end of the turn');
+    assert.deepEqual((await Promise.all(pending)).map(brief), [
+      [true, 2],
+      [true, 3],
+      [true, 2],
+    ]);
+  });
+
   it('sends the 50 decisions of one turn in one write: Redis reads them at once and answers each', async () => {
     await resetStats(store);
     const pending: Promise<RateDecision>[] = [];
     for (let i = 0; i < 50; i++) pending.push(store.consume(rule, `one-turn-${i}`));
+    assert.equal(socketOf(store).writableCorked, 1);
     const decisions = await Promise.all(pending);
     const stats = await serverStats(store);
     assert.equal(stats.evalsha, 50, 'each decision is still its own EVALSHA');
@@ -140,8 +167,8 @@ describe('RedisStore batching (auto-pipelining)', { skip, timeout: 30_000 }, () 
   });
 });
 
-describe('RedisStore batching when Redis stops', { skip, timeout: 30_000 }, () => {
-  /** Well under the command timeout: a batch sent to a dead server fails at once, not at the timeout. */
+describe('RedisStore write batch when Redis stops', { skip, timeout: 30_000 }, () => {
+  /** Well under the command timeout: a held write must fail as fast as an unheld one. */
   const FAST_MS = 500;
   let server: RedisServer;
   let store: RedisStore;
@@ -171,11 +198,11 @@ describe('RedisStore batching when Redis stops', { skip, timeout: 30_000 }, () =
     assert.ok(elapsed < FAST_MS, `failed after ${Math.round(elapsed)} ms`);
   }
 
-  it('a batch whose server is killed before it leaves fails fast with StoreUnavailableError, none decided', async () => {
+  it('a batch held while its server is killed fails fast with StoreUnavailableError, none decided', async () => {
     const started = performance.now();
     const pending = oneTurn('killed-mid-turn');
-    // kill(2) is sent before this turn ends, so the server dies before the batch leaves (at the
-    // end of the turn): not one decision can be made.
+    // kill(2) is sent before this turn ends, so the server dies before the held batch leaves:
+    // not one decision can be made (without the batch, some were written and answered).
     const killed = server.kill();
     await assertAllFailFast(pending, started);
     await killed;
@@ -194,6 +221,7 @@ describe('RedisStore batching when Redis stops', { skip, timeout: 30_000 }, () =
     await store.consume(rule, 'rewarm'); // a restarted server has no scripts: NOSCRIPT, then EVAL
     await resetStats(store);
     const pending = oneTurn('back', 30);
+    assert.equal(socketOf(store).writableCorked, 1, 'the new socket is held too');
     const decisions = await Promise.all(pending);
     const stats = await serverStats(store);
     assert.deepEqual(
@@ -219,7 +247,7 @@ describe('RedisStore when Redis does not answer', { skip, timeout: 30_000 }, () 
     await server?.stop();
   });
 
-  it('fails every decision of a frozen server at the command timeout, then decides again once it answers', async () => {
+  it('fails every decision of a frozen server at the shared deadline, then decides again once it answers', async () => {
     server.pause(); // SIGSTOP: the connection stays open, nothing answers
     const started = performance.now();
     const outcomes = await Promise.allSettled([

@@ -217,6 +217,7 @@ describe('RedisStore when Redis is unreachable', () => {
         commandTimeoutMs: 100,
       }),
       keyPrefix: 'unreachable:',
+      timeoutMs: 100,
     });
     try {
       const rule: RateRule = { name: 'down', limit: 3, windowMs: MINUTE };
@@ -263,7 +264,7 @@ describe('RedisStore when Redis is unreachable', () => {
       keyPrefix: 'silent:',
       commandTimeoutMs: 20, // the setup deadline is then its floor, 1 s
     });
-    const store = new RedisStore({ client, keyPrefix: 'silent:' });
+    const store = new RedisStore({ client, keyPrefix: 'silent:', timeoutMs: 20 });
     try {
       const rule: RateRule = { name: 'silent', limit: 3, windowMs: MINUTE };
       await assert.rejects(store.consume(rule, 'k'), StoreUnavailableError);

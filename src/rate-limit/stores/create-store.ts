@@ -55,6 +55,7 @@ export async function createStore(
   const remote = new RedisStore({
     client: createRedisClient(redis),
     keyPrefix: redis.keyPrefix,
+    timeoutMs: redis.commandTimeoutMs,
   });
   // Not fatal: an instance that starts while Redis is down serves on its fallback and recovers later.
   await remote.ready(STARTUP_WAIT_MS);

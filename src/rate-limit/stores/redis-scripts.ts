@@ -1,6 +1,5 @@
 // The Lua scripts of the Redis store: sliding-window.ts's decisions in Lua, one script (one round trip) per operation.
 import { createHash } from 'node:crypto';
-import type { Cluster, Redis } from 'ioredis';
 import { BUCKETS, RING, type WindowShape } from '../sliding-window.ts';
 import { StoreUnavailableError } from './store.ts';
 
@@ -273,19 +272,25 @@ export function shapeArgs(shape: WindowShape): (string | number)[] {
   return [shape.kind, shape.limit, shape.windowMs, shape.bucketMs];
 }
 
+/** Sends one command and resolves with its reply (the Redis store's one command path). */
+export type SendCommand = (name: string, args: string[]) => Promise<unknown>;
+
 /**
  * Runs a script by SHA; only when the server answers NOSCRIPT (after a restart, a failover, a
  * SCRIPT FLUSH) is the source sent with EVAL, which also caches it for the next EVALSHA.
  */
 export function runScript(
-  client: Redis | Cluster,
+  send: SendCommand,
   { sha, lua }: Script,
   key: string,
   args: readonly (string | number)[],
 ): Promise<unknown> {
-  return client.evalsha(sha, 1, key, ...args).catch((error: unknown) => {
-    if (isNoScript(error)) return client.eval(lua, 1, key, ...args);
-    throw error;
+  const argv = [sha, '1', key];
+  for (const arg of args) argv.push(String(arg));
+  return send('evalsha', argv).catch((error: unknown) => {
+    if (!isNoScript(error)) throw error;
+    argv[0] = lua;
+    return send('eval', argv);
   });
 }
 

@@ -1,7 +1,8 @@
 // Rate-limit state in Redis or Redis Cluster, shared by every instance: one script run per decision.
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Command, Redis, type RedisOptions } from 'ioredis';
 import type { Clock } from '../../clock.ts';
 import { shapeOf, type WindowShape } from '../sliding-window.ts';
+import { CommandDeadlines } from './command-deadlines.ts';
 import {
   LAYOUT_VERSION,
   parseDecision,
@@ -10,6 +11,7 @@ import {
   runScript,
   SCRIPTS,
   type Script,
+  type SendCommand,
   shapeArgs,
 } from './redis-scripts.ts';
 import {
@@ -21,17 +23,21 @@ import {
   type RemoteStore,
   StoreUnavailableError,
 } from './store.ts';
+import { WriteBatch } from './write-batch.ts';
 
 export type RedisClient = Redis | Cluster;
 
 export interface RedisStoreOptions {
-  /**
-   * Made by createRedisClient: its `commandTimeout` bounds each command, so an operation that
-   * meets NOSCRIPT (once per script and server restart) may take two timeouts.
-   */
+  /** Made by createRedisClient (no `commandTimeout`, no auto-pipelining: the store does both). */
   readonly client: RedisClient;
   /** Put before every key, so several deployments can share one server. */
   readonly keyPrefix: string;
+  /**
+   * Deadline in ms of every command the store sends (one timer for all of them,
+   * command-deadlines.ts), and of the whole QUIT on close. An operation that meets NOSCRIPT (once
+   * per script and server restart) may take two timeouts.
+   */
+  readonly timeoutMs: number;
   /**
    * Tests only: decide at this clock's time instead of Redis `TIME`, so the shared store-contract
    * suite can move a ManualClock. Production leaves it unset: then instances whose own clocks
@@ -48,16 +54,18 @@ const reconnectDelay = (attempt: number): number =>
 
 /**
  * A client for the configuration: a Cluster when REDIS_CLUSTER_NODES is set, else one server.
- * Every command it sends is bounded by ioredis' `commandTimeout` (REDIS_COMMAND_TIMEOUT_MS), and
- * the commands of one event-loop turn leave in one write (`enableAutoPipelining`).
+ * Neither ioredis' `commandTimeout` nor its `enableAutoPipelining`: the store bounds every command
+ * it sends with one shared timer (command-deadlines.ts) and sends the commands of one event-loop
+ * turn in one write (write-batch.ts), each for fewer instructions per request than the library's
+ * (docs/architecture.md, "Hand-written where the library costs more").
  */
 export function createRedisClient(redis: RedisSettings): RedisClient {
   // What the client sends on its own as it connects (CLIENT SETNAME, the INFO ready check) is
   // bounded by `socketTimeout`: a server that accepts the connection and then says nothing gets
-  // its socket destroyed, and the client reconnects rather than waiting for ever.
+  // its socket destroyed, and the client reconnects rather than waiting for ever. Its timer is per
+  // socket read, not per command.
   const setupTimeoutMs = Math.max(1000, redis.commandTimeoutMs * 10);
   const perConnection: RedisOptions = {
-    commandTimeout: redis.commandTimeoutMs,
     connectTimeout: setupTimeoutMs,
     socketTimeout: setupTimeoutMs,
     // A command lost with its connection is failed, never sent again: a consume resent after a
@@ -65,7 +73,7 @@ export function createRedisClient(redis: RedisSettings): RedisClient {
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
     connectionName: 'task-portal-rate-limit',
-    enableAutoPipelining: true,
+    enableAutoPipelining: false,
   };
   if (redis.clusterNodes) {
     return new Cluster(
@@ -73,8 +81,7 @@ export function createRedisClient(redis: RedisSettings): RedisClient {
       {
         // No queue while the cluster is (re)connecting: the request is answered by the fallback instead.
         enableOfflineQueue: false,
-        // Batched per node: the commands of a turn whose keys live on one node leave together.
-        enableAutoPipelining: true,
+        enableAutoPipelining: false,
         clusterRetryStrategy: reconnectDelay,
         slotsRefreshTimeout: setupTimeoutMs,
         redisOptions: perConnection,
@@ -103,13 +110,19 @@ export class RedisStore implements RemoteStore {
   /** The last connection error the client reported (for the log line of an outage). */
   private lastConnectionError: Error | null = null;
   private readonly keyPrefix: string;
+  private readonly timeoutMs: number;
   private readonly clock: Clock | undefined;
   // Rules are constants of the policy: their shape and arguments are worked out once.
   private readonly shapes = new WeakMap<RateRule, RuleShape>();
+  private readonly batch: WriteBatch;
+  private readonly deadlines: CommandDeadlines;
 
   constructor(options: RedisStoreOptions) {
     this.client = options.client;
+    this.batch = new WriteBatch(options.client);
+    this.deadlines = new CommandDeadlines(options.timeoutMs);
     this.keyPrefix = options.keyPrefix;
+    this.timeoutMs = options.timeoutMs;
     this.clock = options.clock;
     // Without a listener the client prints every reconnection failure; failures are accounted
     // for per operation (StoreUnavailableError) and logged once per outage by the failover store.
@@ -137,12 +150,13 @@ export class RedisStore implements RemoteStore {
 
   async release(rule: RateRule, key: string, token: number): Promise<void> {
     const { args } = this.ruleShape(rule);
-    const reply = await this.run('release', SCRIPTS.release, this.keyOf(rule, key), [...args, token]);
-    parseFlag('release', reply);
+    await this.run('release', SCRIPTS.release, this.keyOf(rule, key), [...args, token], (reply) =>
+      parseFlag('release', reply),
+    );
   }
 
   async reset(rule: RateRule, key: string): Promise<void> {
-    parseFlag('reset', await this.run('reset', SCRIPTS.reset, this.keyOf(rule, key), []));
+    await this.run('reset', SCRIPTS.reset, this.keyOf(rule, key), [], (reply) => parseFlag('reset', reply));
   }
 
   /**
@@ -157,17 +171,24 @@ export class RedisStore implements RemoteStore {
     const { shape } = this.ruleShape(rule);
     const now = this.clock ? Math.floor(this.clock.now()) : '';
     const args = [key, Math.max(1, Math.ceil(resetMs)), shape.horizonMs, now];
-    parseFlag('noteLock', await this.run('noteLock', SCRIPTS.noteLock, this.lockIndexOf(rule), args));
+    await this.run('noteLock', SCRIPTS.noteLock, this.lockIndexOf(rule), args, (reply) =>
+      parseFlag('noteLock', reply),
+    );
   }
 
-  async locks(rule: RateRule, max: number): Promise<readonly LockEntry[]> {
+  locks(rule: RateRule, max: number): Promise<readonly LockEntry[]> {
     const now = this.clock ? Math.floor(this.clock.now()) : '';
-    return parseLocks(await this.run('locks', SCRIPTS.locks, this.lockIndexOf(rule), [max, now]));
+    return this.run('locks', SCRIPTS.locks, this.lockIndexOf(rule), [max, now], parseLocks);
   }
 
-  /** Resolves when Redis answers a PING within the command timeout; rejects with StoreUnavailableError. */
-  async ping(): Promise<void> {
-    await failAs('ping', this.client.ping());
+  /** Resolves when Redis answers a PING within the deadline; rejects with StoreUnavailableError. */
+  ping(): Promise<void> {
+    return this.send('ping', []).then(
+      () => undefined,
+      (error: unknown) => {
+        throw unavailable('ping', error);
+      },
+    );
   }
 
   health(): RemoteHealth {
@@ -194,35 +215,67 @@ export class RedisStore implements RemoteStore {
 
   async close(): Promise<void> {
     if (this.client.status === 'ready') {
+      // Not through send: a cluster's QUIT is one per node (Cluster.quit), so it has a timer of its own.
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<'late'>((resolve) => {
+        timer = setTimeout(() => resolve('late'), this.timeoutMs);
+      });
       try {
-        await failAs('quit', this.client.quit());
-        return;
+        if ((await Promise.race([this.client.quit(), deadline])) !== 'late') return;
       } catch {
         // Fall through: a server that does not answer QUIT is simply dropped.
+      } finally {
+        clearTimeout(timer);
       }
     }
     this.client.disconnect();
   }
 
-  private async decide(rule: RateRule, key: string, consume: boolean): Promise<RateDecision> {
+  private decide(rule: RateRule, key: string, consume: boolean): Promise<RateDecision> {
     const { shape, consumeArgs, peekArgs } = this.ruleShape(rule);
     const now = this.clock ? String(Math.floor(this.clock.now())) : '';
     const args = [...(consume ? consumeArgs : peekArgs), now];
-    const reply = await this.run(consume ? 'consume' : 'peek', SCRIPTS.decide, this.keyOf(rule, key), args);
-    const decision = parseDecision(reply, shape, consume);
-    const answer = {
-      allowed: decision.allowed,
-      limit: rule.limit,
-      remaining: decision.remaining,
-      resetMs: decision.resetMs,
-    };
-    return decision.token === null ? answer : { ...answer, token: decision.token };
+    return this.run(consume ? 'consume' : 'peek', SCRIPTS.decide, this.keyOf(rule, key), args, (reply) => {
+      const decision = parseDecision(reply, shape, consume);
+      const answer = {
+        allowed: decision.allowed,
+        limit: rule.limit,
+        remaining: decision.remaining,
+        resetMs: decision.resetMs,
+      };
+      return decision.token === null ? answer : { ...answer, token: decision.token };
+    });
   }
 
-  /** Every script run goes here: by SHA, its source only after NOSCRIPT (redis-scripts.ts). */
-  private run(operation: string, script: Script, key: string, args: readonly (string | number)[]) {
-    return failAs(operation, runScript(this.client, script, key, args));
+  /**
+   * Every script run goes here: by SHA, its source only after NOSCRIPT (redis-scripts.ts). Every
+   * failure, deadline or malformed reply (`parse` throws) becomes a StoreUnavailableError: never
+   * a refusal.
+   */
+  private run<T>(
+    operation: string,
+    script: Script,
+    key: string,
+    args: readonly (string | number)[],
+    parse: (reply: unknown) => T,
+  ): Promise<T> {
+    return runScript(this.send, script, key, args).then(parse, (error: unknown) => {
+      throw unavailable(operation, error);
+    });
   }
+
+  /**
+   * The store's one command path: the command joins this turn's write batch and the shared
+   * deadlines. It is made here rather than through `client.evalsha(…)`, whose variadic wrapper
+   * copies the arguments twice more, and so that the deadline can hold the command itself.
+   */
+  private readonly send: SendCommand = (name, args) => {
+    this.batch.hold();
+    const command = new Command(name, args, { replyEncoding: 'utf8' });
+    this.deadlines.track(command);
+    void this.client.sendCommand(command);
+    return command.promise;
+  };
 
   private ruleShape(rule: RateRule): RuleShape {
     let known = this.shapes.get(rule);
@@ -244,16 +297,7 @@ export class RedisStore implements RemoteStore {
   }
 }
 
-/** Every failure, command timeout or late answer becomes a StoreUnavailableError: never a refusal. */
-async function failAs<T>(operation: string, work: Promise<T>): Promise<T> {
-  try {
-    return await work;
-  } catch (error) {
-    throw unavailable(operation, error);
-  }
-}
-
-/** A failure, a command timeout or a malformed reply as the StoreUnavailableError callers expect. */
+/** A failure, a missed deadline or a malformed reply as the StoreUnavailableError callers expect. */
 function unavailable(operation: string, error: unknown): StoreUnavailableError {
   if (error instanceof StoreUnavailableError) return error;
   const reason = error instanceof Error ? error.message : String(error);

@@ -1,0 +1,115 @@
+// The decisions' shared deadline: an unanswered command fails at its own deadline, an answered one never.
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it, mock } from 'node:test';
+import type { Command } from 'ioredis';
+import { CommandDeadlines } from '../../src/rate-limit/stores/command-deadlines.ts';
+
+const TIMEOUT_MS = 100;
+
+/** What the deadlines read of a command: whether it settled, and how to fail it. */
+class FakeCommand {
+  isSettled = false;
+  failure: Error | null = null;
+  answer(): void {
+    this.isSettled = true;
+  }
+  reject(error: Error): void {
+    assert.equal(this.isSettled, false, 'a settled command is never failed');
+    this.isSettled = true;
+    this.failure = error;
+  }
+}
+
+const failureOf = (command: FakeCommand): string | null => command.failure?.message ?? null;
+
+describe('CommandDeadlines', () => {
+  let now = 0;
+  let deadlines: CommandDeadlines;
+  /** Moves the injected clock and the mocked timers together. */
+  const advance = (ms: number) => {
+    now += ms;
+    mock.timers.tick(ms);
+  };
+  const track = () => {
+    const command = new FakeCommand();
+    deadlines.track(command as unknown as Command);
+    return command;
+  };
+
+  beforeEach(() => {
+    mock.timers.enable({ apis: ['setTimeout'] });
+    now = 0;
+    deadlines = new CommandDeadlines(TIMEOUT_MS, () => now);
+  });
+  afterEach(() => mock.timers.reset());
+
+  it('fails a command Redis has not answered at its deadline, not a millisecond before', () => {
+    const command = track();
+    advance(TIMEOUT_MS - 1);
+    assert.equal(failureOf(command), null);
+    advance(1);
+    assert.equal(failureOf(command), 'Command timed out');
+  });
+
+  it('never fails a command that was answered, and forgets it', () => {
+    const answered = track();
+    answered.answer();
+    const later = track();
+    assert.equal(deadlines.tracked, 1, 'the answered command was dropped as the next one came');
+    later.answer();
+    advance(TIMEOUT_MS * 3);
+    assert.equal(answered.failure, null);
+    assert.equal(later.failure, null);
+    assert.equal(deadlines.tracked, 0);
+  });
+
+  it('fails each command at its own deadline, oldest first', () => {
+    const first = track();
+    advance(30);
+    const second = track();
+    advance(30);
+    const third = track();
+    advance(TIMEOUT_MS - 60);
+    assert.ok(first.failure && !second.failure && !third.failure);
+    advance(29);
+    assert.equal(second.failure, null);
+    advance(1);
+    assert.ok(second.failure && !third.failure);
+    advance(30);
+    assert.ok(third.failure);
+    assert.equal(deadlines.tracked, 0);
+  });
+
+  it('leaves a command answered out of order (another cluster node) alone behind one that is late', () => {
+    const late = track();
+    advance(10);
+    const quick = track();
+    quick.answer();
+    advance(TIMEOUT_MS);
+    assert.ok(late.failure);
+    assert.equal(quick.failure, null);
+    assert.equal(deadlines.tracked, 0);
+  });
+
+  it('holds thousands in flight (the ring grows) and fails exactly the unanswered ones', () => {
+    const commands = Array.from({ length: 5000 }, (_, i) => {
+      const command = track();
+      if (i % 3 === 0) command.answer();
+      if (i % 1000 === 999) advance(1);
+      return command;
+    });
+    advance(TIMEOUT_MS);
+    commands.forEach((command, i) => {
+      assert.equal(command.failure !== null, i % 3 !== 0, `command ${i}`);
+    });
+    assert.equal(deadlines.tracked, 0);
+  });
+
+  it('keeps working after the ring emptied: a new command gets a new timer', () => {
+    track().answer();
+    advance(TIMEOUT_MS);
+    const next = track();
+    advance(TIMEOUT_MS);
+    assert.ok(next.failure);
+  });
+});

@@ -1,24 +1,16 @@
 // Two instances behind a real nginx with upstream keep-alive: client addresses via X-Forwarded-For, and no 502 around refused requests.
 
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';
 import { send, sendRaw, type Target } from '../fuzz/transport.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
+import { type Nginx, skipUnlessNginx, startNginx } from '../helpers/nginx.ts';
 import { freePort } from '../helpers/redis-server.ts';
-import { servicesRequired } from '../helpers/services.ts';
-
-const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx', '/usr/local/sbin/nginx'].find((candidate) =>
-  existsSync(candidate),
-);
 
 /** Distinct clients: nginx sees each loopback source address as its own $remote_addr. */
 const ALICE_ADDRESS = '127.0.0.2';
@@ -32,19 +24,8 @@ const UNAUTHENTICATED_BUDGET = 5;
  * 16 KiB let oversized headers through to the instances, and `proxy_next_upstream off` makes a
  * connection an instance reset show up as a 502 instead of a silent retry.
  */
-function nginxConfig(dir: string, port: number, upstreams: number[]): string {
+function nginxHttp(port: number, upstreams: number[]): string {
   return `
-worker_processes 1;
-error_log ${dir}/error.log warn;
-pid ${dir}/nginx.pid;
-events { worker_connections 512; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/client-body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
   large_client_header_buffers 4 64k;
 
   upstream task_portal {
@@ -63,7 +44,6 @@ ${upstreams.map((upstream) => `    server 127.0.0.1:${upstream};`).join('\n')}
       proxy_next_upstream off;
     }
   }
-}
 `;
 }
 
@@ -85,18 +65,10 @@ async function listening(port: number, child: ChildProcess, ms = 10_000): Promis
   throw new Error(`nginx did not listen on ${port} within ${ms} ms`);
 }
 
-const skip = NGINX
-  ? false
-  : (() => {
-      const message = 'nginx is not installed (apt-get install nginx)';
-      if (servicesRequired) throw new Error(`${message}, and REQUIRE_SERVICES=1`);
-      console.log(`# skipped: ${message} (set REQUIRE_SERVICES=1 to make this a failure)`);
-      return `${message}; skipped`;
-    })();
+const skip = skipUnlessNginx();
 
 describe('two instances behind nginx', { skip }, () => {
-  let dir: string;
-  let nginx: ChildProcess;
+  let nginx: Nginx | undefined;
   let instances: TestApp[] = [];
   let proxy: Target;
   const connections = [0, 0];
@@ -118,39 +90,23 @@ describe('two instances behind nginx', { skip }, () => {
       await instance.app.listen({ host: '127.0.0.1', port: 0 });
       ports.push((instance.app.server.address() as AddressInfo).port);
     }
-    dir = await mkdtemp(path.join(os.tmpdir(), 'nginx-proxy-'));
-    await chmod(dir, 0o755); // nginx's workers may run as another user than its master
     const port = await freePort();
-    await writeFile(path.join(dir, 'nginx.conf'), nginxConfig(dir, port, ports));
-    nginx = spawn(NGINX!, ['-c', path.join(dir, 'nginx.conf'), '-p', dir, '-g', 'daemon off;'], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    nginx.stderr?.on('data', (chunk) => {
-      stderr += chunk;
-    });
+    nginx = await startNginx(nginxHttp(port, ports), { workerConnections: 512 });
     try {
-      await listening(port, nginx);
+      await listening(port, nginx.process);
     } catch (error) {
-      throw new Error(`${(error as Error).message}: ${stderr}`);
+      throw new Error(`${(error as Error).message}: ${nginx.stderr()}`);
     }
     proxy = { host: '127.0.0.1', port };
   });
 
   after(async () => {
-    if (nginx && nginx.exitCode === null) {
-      const exited = new Promise((resolve) => nginx.once('exit', resolve));
-      nginx.kill('SIGQUIT');
-      await exited;
-    }
+    const errors = (await nginx?.errors()) ?? [];
+    if (errors.length > 0) console.log(`# nginx error.log:\n${errors.join('\n')}`);
+    await nginx?.stop();
     for (const instance of instances) await instance.close();
     instances = [];
     await closeTestDatabases();
-    if (dir) {
-      const log = await readFile(path.join(dir, 'error.log'), 'utf8').catch(() => '');
-      if (/\[(error|crit|alert|emerg)\]/.test(log)) console.log(`# nginx error.log:\n${log}`);
-      await rm(dir, { recursive: true, force: true });
-    }
   });
 
   const from = (localAddress: string): Target => ({ ...proxy, localAddress });

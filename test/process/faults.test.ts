@@ -2,24 +2,17 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { send, type Target } from '../fuzz/transport.ts';
+import { skipUnlessNginx, startNginx } from '../helpers/nginx.ts';
 import { PostgresServer, skipUnlessPostgresBinaries } from '../helpers/postgres-server.ts';
 import { freePort, RedisServer, skipUnlessRedisBinaries } from '../helpers/redis-server.ts';
-import { servicesRequired } from '../helpers/services.ts';
 
 const SERVER = fileURLToPath(new URL('../../src/server.ts', import.meta.url));
-const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx', '/usr/local/sbin/nginx'].find((candidate) =>
-  existsSync(candidate),
-);
 
 /** Clients at work through nginx, each on its own tasks; a pause between requests keeps the machine usable. */
 const CLIENTS = 12;
@@ -32,17 +25,7 @@ const RECOVERY_MS = 5_000;
 /** Requests in flight when an instance is SIGKILLed, or sent this soon after, may fail: nothing answers them. */
 const KILL_INSTANT_MS = 500;
 
-const skip =
-  (NGINX
-    ? false
-    : (() => {
-        const message = 'nginx is not installed (apt-get install nginx)';
-        if (servicesRequired) throw new Error(`${message}, and REQUIRE_SERVICES=1`);
-        console.log(`# skipped: ${message} (set REQUIRE_SERVICES=1 to make this a failure)`);
-        return `${message}; skipped`;
-      })()) ||
-  skipUnlessPostgresBinaries() ||
-  skipUnlessRedisBinaries();
+const skip = skipUnlessNginx() || skipUnlessPostgresBinaries() || skipUnlessRedisBinaries();
 
 /**
  * docs/operations.md's nginx settings, in a test's own prefix: upstream keep-alive whose idle
@@ -50,20 +33,8 @@ const skip =
  * tried once on the other instance; no instance ever marked failed (`max_fails=0`), so that nginx
  * never finds "no live upstreams" while one restarts and the other has just come back.
  */
-function nginxConfig(dir: string, port: number, upstreams: readonly number[]): string {
+function nginxHttp(port: number, upstreams: readonly number[]): string {
   return `
-worker_processes 1;
-error_log ${dir}/error.log warn;
-pid ${dir}/nginx.pid;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/client-body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-
   upstream task_portal {
 ${upstreams.map((upstream) => `    server 127.0.0.1:${upstream} max_fails=0;`).join('\n')}
     keepalive 16;
@@ -84,7 +55,6 @@ ${upstreams.map((upstream) => `    server 127.0.0.1:${upstream} max_fails=0;`).j
       proxy_read_timeout 30s;
     }
   }
-}
 `;
 }
 
@@ -276,28 +246,14 @@ describe('the fleet through faults', { skip }, () => {
     cleanups.push(async () => Promise.all(instances.map((instance) => instance.stop('SIGKILL'))));
     await Promise.all(instances.map((instance) => instance.ready()));
 
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'tp-faults-nginx-'));
-    await chmod(dir, 0o755); // nginx's workers may run as another user than its master
     const port = await freePort();
-    await writeFile(
-      path.join(dir, 'nginx.conf'),
-      nginxConfig(
-        dir,
+    const nginx = await startNginx(
+      nginxHttp(
         port,
         instances.map((instance) => instance.port),
       ),
     );
-    const nginx = spawn(NGINX!, ['-c', path.join(dir, 'nginx.conf'), '-p', dir, '-g', 'daemon off;'], {
-      stdio: 'ignore',
-    });
-    cleanups.push(async () => {
-      if (nginx.exitCode === null) {
-        const exited = new Promise((resolve) => nginx.once('exit', resolve));
-        nginx.kill('SIGQUIT');
-        await exited;
-      }
-      await rm(dir, { recursive: true, force: true });
-    });
+    cleanups.push(() => nginx.stop());
     const target: Target = { host: '127.0.0.1', port };
     for (let i = 0; ; i++) {
       const status = await probe(port, '/healthz');
@@ -457,9 +413,7 @@ describe('the fleet through faults', { skip }, () => {
       t.diagnostic(`instance ${i} database log lines: ${lines.length}\n${shown.join('\n')}`);
     }
 
-    const nginxErrors = (await readFile(path.join(dir, 'error.log'), 'utf8').catch(() => ''))
-      .split('\n')
-      .filter((line) => /\[(error|crit|alert|emerg)\]/.test(line));
+    const nginxErrors = await nginx.errors();
     t.diagnostic(`nginx error.log: ${nginxErrors.length} errors\n${nginxErrors.slice(0, 12).join('\n')}`);
 
     const brief = (list: readonly Exchange[]) =>

@@ -20,11 +20,15 @@ async function main(): Promise<void> {
   // libuv reads UV_THREADPOOL_SIZE when its pool first starts, and nothing has used the pool yet
   // (module loading does not): the login gate's checks then leave threads for files and DNS.
   process.env.UV_THREADPOOL_SIZE = String(config.threadPoolSize);
+  // Handlers from here on: a stop asked for during the start (migrations, the seed, the boot hash)
+  // waits for the app to be built, then closes it (the embedded database cleanly) without listening.
+  const stop = stopOnSignals(config.shutdownTimeoutMs);
   const [{ buildApp }, { DEMO_ACCOUNTS, DEMO_PASSWORD }] = await Promise.all([
     import('./app.ts'),
     import('./db/seed.ts'),
   ]);
   const app = await buildApp(config);
+  if (stop.attach(app)) return;
   // The boot's dummy hash has started libuv's pool: its threads (the password checks) now run
   // below the event loop.
   lowerThreadPoolPriority();
@@ -43,7 +47,6 @@ async function main(): Promise<void> {
   trackConnections(app.server);
   await serveMetrics(app, config);
   await app.listen({ host: config.host, port: config.port });
-  drainOnSignals(app, config.shutdownTimeoutMs);
 }
 
 /** What is left of SHUTDOWN_TIMEOUT after the drain for closing the database, Redis and the logs. */
@@ -52,27 +55,51 @@ const CLOSE_ALLOWANCE_MS = 1000;
 /**
  * SIGTERM/SIGINT: drain (contract §13; src/http/drain.ts), then close the app, and exit once done
  * or when SHUTDOWN_TIMEOUT has passed. Idle keep-alive connections are given half of it before
- * they are closed, for a proxy to stop using them first.
+ * they are closed, for a proxy to stop using them first. A signal that arrives before the app
+ * exists is kept: `attach` then closes the app at once and answers true (do not listen).
  */
-function drainOnSignals(app: FastifyInstance, timeoutMs: number): void {
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    app.log.info({ signal }, 'shutting down: draining connections, finishing requests in flight');
-    const force = setTimeout(() => {
-      app.log.error(`shutdown took longer than SHUTDOWN_TIMEOUT (${timeoutMs} ms); exiting`);
-      process.exit(1);
-    }, timeoutMs).unref();
+function stopOnSignals(timeoutMs: number): { attach(app: FastifyInstance): boolean } {
+  let app: FastifyInstance | null = null;
+  let signal: string | null = null;
+  let force: NodeJS.Timeout | undefined;
+  const stop = async () => {
+    if (!app) return; // during the start: `attach` stops once the app exists
     const allowance = Math.min(CLOSE_ALLOWANCE_MS, timeoutMs / 4);
-    const outcome = await drain(app.server, { idleGraceMs: timeoutMs / 2, timeoutMs: timeoutMs - allowance });
-    if (outcome === 'timed-out') app.log.warn('drain timed out: connections still open were closed');
+    if (app.server.listening) {
+      app.log.info({ signal }, 'shutting down: draining connections, finishing requests in flight');
+      const outcome = await drain(app.server, {
+        idleGraceMs: timeoutMs / 2,
+        timeoutMs: timeoutMs - allowance,
+      });
+      if (outcome === 'timed-out') app.log.warn('drain timed out: connections still open were closed');
+    }
     await app.close();
     clearTimeout(force);
     process.exit(0);
   };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  const onSignal = (name: string) => {
+    if (signal) return;
+    signal = name;
+    // Also bounds a start that never ends (a database that does not answer).
+    force = setTimeout(() => {
+      const message = `shutdown took longer than SHUTDOWN_TIMEOUT (${timeoutMs} ms); exiting`;
+      if (app) app.log.error(message);
+      else console.error(message);
+      process.exit(1);
+    }, timeoutMs).unref();
+    void stop();
+  };
+  process.once('SIGTERM', () => onSignal('SIGTERM'));
+  process.once('SIGINT', () => onSignal('SIGINT'));
+  return {
+    attach(built) {
+      app = built;
+      if (!signal) return false;
+      app.log.info({ signal }, 'stopping: the signal came during the start, so the service never listened');
+      void stop();
+      return true;
+    },
+  };
 }
 
 /** /metrics on METRICS_HOST:METRICS_PORT (none when the port is 0), closed when the app closes. */

@@ -1,4 +1,4 @@
-// The real entry point as a process: start on embedded defaults, print the demo accounts, serve, stop on SIGTERM.
+// The real entry point as a process: start on embedded defaults, print the demo accounts, serve, stop on SIGTERM (also mid-start).
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
@@ -93,6 +93,29 @@ describe('src/server.ts', () => {
     server.child.kill('SIGTERM');
     assert.equal(await server.exited, 0);
     assert.match(server.output(), /shutting down/);
+  });
+
+  it('closes cleanly without listening when SIGTERM comes during the start, and starts again on the same data', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'tp-server-'));
+    directories.push(dataDir);
+    const server = start({ DATA_DIR: dataDir });
+    // The embedded database writing its directory: the signal handlers are in place, and the
+    // start (the database, the migrations, the seed's hashes) has a second or more to go.
+    const deadline = Date.now() + 60_000;
+    while (readdirSync(dataDir).length === 0) {
+      assert.ok(Date.now() < deadline, `the database directory stayed empty:\n${server.output()}`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    server.child.kill('SIGTERM');
+    assert.equal(await server.exited, 0, server.output());
+    assert.match(server.output(), /the signal came during the start/);
+    assert.doesNotMatch(server.output(), /Server listening/);
+
+    const again = start({ DATA_DIR: dataDir });
+    const url = await listeningUrl(again.output, again.exited);
+    assert.equal((await fetch(`${url}/readyz`)).status, 200);
+    again.child.kill('SIGTERM');
+    assert.equal(await again.exited, 0);
   });
 
   it('serves /metrics on METRICS_PORT only, and listens on no second port with METRICS_PORT=0', async () => {

@@ -1,6 +1,7 @@
 // The Login page: CSRF bootstrap, email and password, and refusals (wrong password, too many tries, a busy server) in plain words.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { type ApiClient, ApiError, isApiError, type User } from '../../src/client/index.ts';
+import { normaliseEmail } from '../../src/email.ts';
 import { retryDeadline } from './deadline.ts';
 import { useCountdown } from './use-countdown.ts';
 import { describeError, duration } from './wording.ts';
@@ -19,9 +20,6 @@ interface Credentials {
   readonly email: string;
   readonly password: string;
 }
-
-/** The server's normal form of an email (trimmed, NFKC, case-folded), which keys account locks. */
-const normalise = (email: string) => email.trim().normalize('NFKC').toLowerCase();
 
 interface Props {
   readonly client: ApiClient;
@@ -59,7 +57,7 @@ export function LoginPage({ client, notice, onSignedIn }: Props) {
       setRefusal({
         text: describeError(error),
         until: retryDeadline(error),
-        account: accountOnly ? normalise(credentials.email) : null,
+        account: accountOnly ? normaliseEmail(credentials.email) : null,
         retryWith: busyServer && !automatic ? credentials : null,
       });
       if (busyServer) return;
@@ -79,7 +77,7 @@ export function LoginPage({ client, notice, onSignedIn }: Props) {
   }, [refusal, wait]);
 
   // A lock on one account leaves the form open for another; a lock on the network does not.
-  const locked = wait > 0 && (refusal?.account == null || refusal.account === normalise(email));
+  const locked = wait > 0 && (refusal?.account == null || refusal.account === normaliseEmail(email));
   return (
     <section class="card narrow" aria-labelledby="login-title">
       <h1 id="login-title" tabIndex={-1} ref={heading}>

@@ -55,13 +55,14 @@ export function checkGuard(
     const target = `${mine?.label ?? ours} ≤ ${max}× ${theirs?.label ?? against}, by ${measure}`;
     if (!mine || !theirs) return { target, measured: 'not run', met: null };
     const ratio = mine.cost / theirs.cost;
-    // Against a stack, the floor's own ratio is the least any server on Fastify that sends the
-    // contract's headers and request line can show: a row whose maximum is below it cannot be met.
+    // Against a stack, the floor's own ratio is the least a server on Fastify's hooks that sends
+    // the contract's headers and its request line through Fastify's logger can show: a row whose
+    // maximum is below it cannot be met by such a server.
     const floorRatio = floor && against !== FLOOR ? floor.cost / theirs.cost : null;
     const reach =
       floorRatio === null
         ? ''
-        : `; the floor itself ${floorRatio.toFixed(2)}×${floorRatio > max ? ', so no server on Fastify can meet it' : ''}`;
+        : `; the floor itself ${floorRatio.toFixed(2)}×${floorRatio > max ? ": out of reach for a server on Fastify's hooks and logger" : ''}`;
     return {
       target,
       measured: `${ratio.toFixed(2)}× (${shown(mine)} vs ${shown(theirs)})${reach}`,

@@ -25,10 +25,14 @@ const failureOf = (command: FakeCommand): string | null => command.failure?.mess
 describe('CommandDeadlines', () => {
   let now = 0;
   let deadlines: CommandDeadlines;
-  /** Moves the injected clock and the mocked timers together. */
-  const advance = (ms: number) => {
+  /**
+   * Moves the injected clock and the mocked timers together, then lets one real setImmediate run:
+   * a due deadline fails its commands only after the sockets were polled once more.
+   */
+  const advance = async (ms: number) => {
     now += ms;
     mock.timers.tick(ms);
+    await new Promise(setImmediate);
   };
   const track = () => {
     const command = new FakeCommand();
@@ -43,73 +47,84 @@ describe('CommandDeadlines', () => {
   });
   afterEach(() => mock.timers.reset());
 
-  it('fails a command Redis has not answered at its deadline, not a millisecond before', () => {
+  it('fails a command Redis has not answered at its deadline, not a millisecond before', async () => {
     const command = track();
-    advance(TIMEOUT_MS - 1);
+    await advance(TIMEOUT_MS - 1);
     assert.equal(failureOf(command), null);
-    advance(1);
+    await advance(1);
     assert.equal(failureOf(command), 'Command timed out');
   });
 
-  it('never fails a command that was answered, and forgets it', () => {
+  it('polls the sockets once after a deadline is due: an answer read then is not failed', async () => {
+    const command = track();
+    now += TIMEOUT_MS;
+    mock.timers.tick(TIMEOUT_MS); // the deadline's timer ran
+    command.answer(); // the answer waiting in the socket, read by the poll before setImmediate
+    await new Promise(setImmediate);
+    assert.equal(command.failure, null);
+    assert.equal(deadlines.tracked, 0);
+  });
+
+  it('never fails a command that was answered, and forgets it', async () => {
     const answered = track();
     answered.answer();
     const later = track();
     assert.equal(deadlines.tracked, 1, 'the answered command was dropped as the next one came');
     later.answer();
-    advance(TIMEOUT_MS * 3);
+    await advance(TIMEOUT_MS * 3);
     assert.equal(answered.failure, null);
     assert.equal(later.failure, null);
     assert.equal(deadlines.tracked, 0);
   });
 
-  it('fails each command at its own deadline, oldest first', () => {
+  it('fails each command at its own deadline, oldest first', async () => {
     const first = track();
-    advance(30);
+    await advance(30);
     const second = track();
-    advance(30);
+    await advance(30);
     const third = track();
-    advance(TIMEOUT_MS - 60);
+    await advance(TIMEOUT_MS - 60);
     assert.ok(first.failure && !second.failure && !third.failure);
-    advance(29);
+    await advance(29);
     assert.equal(second.failure, null);
-    advance(1);
+    await advance(1);
     assert.ok(second.failure && !third.failure);
-    advance(30);
+    await advance(30);
     assert.ok(third.failure);
     assert.equal(deadlines.tracked, 0);
   });
 
-  it('leaves a command answered out of order (another cluster node) alone behind one that is late', () => {
+  it('leaves a command answered out of order (another cluster node) alone behind one that is late', async () => {
     const late = track();
-    advance(10);
+    await advance(10);
     const quick = track();
     quick.answer();
-    advance(TIMEOUT_MS);
+    await advance(TIMEOUT_MS);
     assert.ok(late.failure);
     assert.equal(quick.failure, null);
     assert.equal(deadlines.tracked, 0);
   });
 
-  it('holds thousands in flight (the ring grows) and fails exactly the unanswered ones', () => {
-    const commands = Array.from({ length: 5000 }, (_, i) => {
+  it('holds thousands in flight (the ring grows) and fails exactly the unanswered ones', async () => {
+    const commands: FakeCommand[] = [];
+    for (let i = 0; i < 5000; i++) {
       const command = track();
       if (i % 3 === 0) command.answer();
-      if (i % 1000 === 999) advance(1);
-      return command;
-    });
-    advance(TIMEOUT_MS);
+      if (i % 1000 === 999) await advance(1);
+      commands.push(command);
+    }
+    await advance(TIMEOUT_MS);
     commands.forEach((command, i) => {
       assert.equal(command.failure !== null, i % 3 !== 0, `command ${i}`);
     });
     assert.equal(deadlines.tracked, 0);
   });
 
-  it('keeps working after the ring emptied: a new command gets a new timer', () => {
+  it('keeps working after the ring emptied: a new command gets a new timer', async () => {
     track().answer();
-    advance(TIMEOUT_MS);
+    await advance(TIMEOUT_MS);
     const next = track();
-    advance(TIMEOUT_MS);
+    await advance(TIMEOUT_MS);
     assert.ok(next.failure);
   });
 });

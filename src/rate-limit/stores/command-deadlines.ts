@@ -13,6 +13,12 @@ const INITIAL_CAPACITY = 256;
  * commands in flight wait in a ring, oldest first, and one timer waits for the oldest deadline.
  * Commands already answered are dropped from the front as new ones arrive, so the ring holds
  * about what is in flight and an answered command is not kept alive by it.
+ *
+ * The timer does not fail anything itself: it lets one poll of the sockets go first
+ * (setImmediate runs after it). When this process was not running for longer than the timeout
+ * (a stalled event loop, a starved CPU), its timers and the answers Redis sent meanwhile are due
+ * together, and timers come first in a loop turn; a command whose answer is already here is then
+ * read, not failed as late and counted as an outage.
  */
 export class CommandDeadlines {
   private readonly timeoutMs: number;
@@ -43,8 +49,13 @@ export class CommandDeadlines {
     this.commands[index] = command;
     this.deadlines[index] = this.now() + this.timeoutMs;
     this.size++;
-    this.timer ??= setTimeout(this.expire, this.timeoutMs).unref();
+    this.timer ??= setTimeout(this.due, this.timeoutMs).unref();
   }
+
+  /** The oldest deadline is due: answers that arrived meanwhile are read first, then `expire`. */
+  private readonly due = (): void => {
+    setImmediate(this.expire).unref();
+  };
 
   /** Fails every command past its deadline; waits again for the oldest one left, if any. */
   private readonly expire = (): void => {
@@ -63,7 +74,7 @@ export class CommandDeadlines {
     }
     if (this.size > 0) {
       const wait = Math.max(1, Math.ceil(this.deadlines[this.first]! - now));
-      this.timer = setTimeout(this.expire, wait).unref();
+      this.timer = setTimeout(this.due, wait).unref();
     }
   };
 

@@ -232,7 +232,7 @@ describe('RedisStore write batch when Redis stops', { skip, timeout: 30_000 }, (
   });
 });
 
-describe('RedisStore when Redis does not answer', { skip, timeout: 30_000 }, () => {
+describe('RedisStore’s command deadline', { skip, timeout: 30_000 }, () => {
   const TIMEOUT_MS = 200;
   let server: RedisServer;
   let store: RedisStore;
@@ -269,28 +269,13 @@ describe('RedisStore when Redis does not answer', { skip, timeout: 30_000 }, () 
     server.resume();
     assert.deepEqual(brief(await store.consume(rule, 'thawed')), [true, 2]);
   });
-});
 
-describe('RedisStore after this process stalled past the deadline', { skip, timeout: 30_000 }, () => {
-  const TIMEOUT_MS = 50;
-  let server: RedisServer;
-  let store: RedisStore;
-  before(async () => {
-    server = await RedisServer.start();
-    store = await openRedisStore({ url: server.url, timeoutMs: TIMEOUT_MS });
-    await store.consume(rule, 'warm');
-  });
-  after(async () => {
-    await store?.close();
-    await server?.stop();
-  });
-
-  it('reads the answer that arrived meanwhile instead of failing the command as late', async () => {
+  it('reads an answer that came while this process stalled past the deadline, instead of failing it', async () => {
     const decision = store.consume(rule, 'stalled');
     await endOfTurn(); // the batch is written
     // A stalled event loop (or a starved CPU): Redis answers at once, but the deadline's timer and
     // the answer are due together when this process runs again, and timers come first in a turn.
-    const until = performance.now() + TIMEOUT_MS * 5;
+    const until = performance.now() + TIMEOUT_MS * 3;
     while (performance.now() < until) {
       // busy: nothing of this process runs
     }

@@ -58,6 +58,13 @@ export interface RateLimitStore {
   noteLock(rule: RateRule, key: string, resetMs: number): MaybePromise<void>;
   /** Up to `max` noted keys whose lock has not ended, latest end first; ended entries are dropped. */
   locks(rule: RateRule, max: number): MaybePromise<readonly LockEntry[]>;
+  /**
+   * Take-once: records `key` under `scope` for `ttlMs` (the store's clock) and says whether this was
+   * the first claim. Of any number of claims of one key within its time, on one instance or many,
+   * exactly one gets true (a self-verifying challenge's id: nothing is stored when it is issued,
+   * only when it is used). Scopes never share keys with each other or with any rule's state.
+   */
+  claimOnce(scope: string, key: string, ttlMs: number): MaybePromise<boolean>;
   close(): Promise<void>;
 }
 
@@ -75,6 +82,7 @@ export interface RemoteStore extends RateLimitStore {
   reset(rule: RateRule, key: string): Promise<void>;
   noteLock(rule: RateRule, key: string, resetMs: number): Promise<void>;
   locks(rule: RateRule, max: number): Promise<readonly LockEntry[]>;
+  claimOnce(scope: string, key: string, ttlMs: number): Promise<boolean>;
   /** Waits until connected, at most `timeoutMs`; true when it is. Never rejects. */
   ready(timeoutMs: number): Promise<boolean>;
   /** Resolves when the store answers within its deadline; rejects with StoreUnavailableError. */

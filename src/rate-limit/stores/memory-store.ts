@@ -178,6 +178,44 @@ class Partition {
   }
 }
 
+/**
+ * Single-use marks: key → when it expires, in the order put, so the expired ones are dropped from
+ * the front without a scan (marks of one scope share a lifetime, so the order is nearly that of
+ * expiry). Bounded: past MARKS_MAX the oldest go first, so a flood of marks nobody takes costs
+ * memory in proportion to the cap, not to the flood.
+ */
+class Marks {
+  private readonly until = new Map<string, number>();
+
+  put(key: string, expiresAt: number, now: number): void {
+    this.until.delete(key); // re-inserted at the end: the order stays that of putting
+    this.until.set(key, expiresAt);
+    this.drop(now);
+  }
+
+  get size(): number {
+    return this.until.size;
+  }
+
+  take(key: string, now: number): boolean {
+    const expiresAt = this.until.get(key);
+    if (expiresAt === undefined) return false;
+    this.until.delete(key);
+    return expiresAt > now;
+  }
+
+  /** Drops expired marks from the front, and the oldest while over the cap. */
+  drop(now: number): void {
+    for (const [key, expiresAt] of this.until) {
+      if (expiresAt > now && this.until.size <= MARKS_MAX) return;
+      this.until.delete(key);
+    }
+  }
+}
+
+/** At most this many single-use marks are kept; a mark pushed out is as if taken (single use holds). */
+export const MARKS_MAX = 100_000;
+
 export interface MemoryStoreOptions {
   readonly clock: Clock;
   /** How often an idle store drops expired keys on its own (the timer never holds the process open). */
@@ -188,6 +226,7 @@ export class MemoryStore implements RateLimitStore {
   // Keyed by the rule object itself: rules are constants of the policy, so the hot path builds no
   // string to find its partition, and a rule with another budget never shares state.
   private readonly partitions = new Map<RateRule, Partition>();
+  private readonly marks = new Marks();
   private readonly clock: Clock;
   private readonly timer: NodeJS.Timeout | null;
 
@@ -224,6 +263,20 @@ export class MemoryStore implements RateLimitStore {
     return this.partitions.get(rule)?.locks(this.clock.now(), max) ?? [];
   }
 
+  putOnce(scope: string, key: string, ttlMs: number): void {
+    const now = this.clock.now();
+    this.marks.put(`${scope}\0${key}`, now + ttlMs, now);
+  }
+
+  takeOnce(scope: string, key: string): boolean {
+    return this.marks.take(`${scope}\0${key}`, this.clock.now());
+  }
+
+  /** Single-use marks currently kept (for tests). */
+  get markCount(): number {
+    return this.marks.size;
+  }
+
   /** Keys currently tracked, over all rules (for tests and metrics). */
   get size(): number {
     let total = 0;
@@ -234,6 +287,7 @@ export class MemoryStore implements RateLimitStore {
   sweep(): void {
     const now = this.clock.now();
     for (const partition of this.partitions.values()) partition.rotate(now);
+    this.marks.drop(now);
   }
 
   async close(): Promise<void> {

@@ -119,6 +119,7 @@ describe('HashGate', () => {
       queued: { known: 0, shared: 0 },
       held: 0,
       checkMs: 0,
+      askedBits: 0,
     });
   });
 });

@@ -33,7 +33,7 @@ export function registerProvedWorkMetrics(
     labelNames: ['reason'] as const,
     registers: [registry],
   });
-  for (const reason of WORK_REFUSALS) refused.labels(reason);
+  for (const reason of WORK_REFUSALS) refused.inc({ reason }, 0);
   const admitted = work.labels('admitted');
   const shed = work.labels('shed');
   const stopGate = gate.observe({

@@ -6,37 +6,30 @@
 //     each collection's kind and cost (the preloaded bench/lib/gc-probe.ts), CPU time for context;
 //   - a window of BENCH_BREAKDOWN_SYSCALL_REQUESTS requests under `strace -c -f` (every thread):
 //     the system calls by name. strace slows the process, so this window is kept apart.
-// BENCH_BASELINE=<checkout> adds that checkout's ours (memory and Redis), started by its own driver.
+// BENCH_BASELINE=<checkout> adds that checkout's ours (memory and Redis), as in the instructions phase.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { type BenchTarget, comparisonTargets, NEVER_REFUSES, oursEnv } from './lib/catalogue.ts';
+import type { BenchTarget } from './lib/catalogue.ts';
 import type { ProbeWindow } from './lib/gc-probe.ts';
+import { guardTargets } from './lib/guard-rows.ts';
 import { sendExactly } from './lib/load.ts';
 import { int, options } from './lib/options.ts';
 import type { Phase } from './lib/phase.ts';
 import { table } from './lib/report.ts';
 import { meRequests } from './lib/requests.ts';
 import type { BenchSession } from './lib/serve.ts';
-import { TargetProcess } from './lib/target-process.ts';
+import type { TargetProcess } from './lib/target-process.ts';
 
 const settings = {
   warmup: int('BENCH_BREAKDOWN_WARMUP', 30_000),
   requests: int('BENCH_BREAKDOWN_REQUESTS', 20_000),
   syscallRequests: int('BENCH_BREAKDOWN_SYSCALL_REQUESTS', 5_000),
 };
-/** The guard's rows, in the guard's order. */
-const ROWS = ['fastify-contract', 'fastify-stack-memory', 'fastify-stack-redis', 'ours-memory', 'ours-redis'];
 const PROBE = fileURLToPath(new URL('./lib/gc-probe.ts', import.meta.url));
-/** Another checkout whose ours joins the phase (before/after), e.g. a commit before a change. */
-export const BASELINE =
-  (process.env.BENCH_BASELINE ?? process.env.BENCH_INSTR_BASELINE)
-    ? resolve((process.env.BENCH_BASELINE ?? process.env.BENCH_INSTR_BASELINE)!)
-    : null;
-
 export interface BreakdownRow {
   readonly name: string;
   readonly label: string;
@@ -48,36 +41,6 @@ export interface BreakdownRow {
   /** CPU time per request in the allocation window: context only, it moves with the machine's load. */
   readonly cpuMicros: number;
   readonly failures: number;
-}
-
-/** The targets: the guard's rows, and the baseline checkout's ours when BENCH_BASELINE is set. */
-export async function rowsWithBaseline(
-  redisUrl: string | null,
-  sessionCacheTtl: string | null,
-): Promise<{ target: BenchTarget; start: typeof TargetProcess.start }[]> {
-  const all = comparisonTargets(NEVER_REFUSES, options.users, redisUrl).map((t) =>
-    t.family === 'ours' && sessionCacheTtl
-      ? { ...t, env: { ...t.env, SESSION_CACHE_TTL: sessionCacheTtl } }
-      : t,
-  );
-  const targets = ROWS.flatMap((name) =>
-    all.filter((t) => t.name === name).map((target) => ({ target, start: TargetProcess.start })),
-  );
-  if (BASELINE) {
-    // That checkout's own driver module starts that checkout's bench/targets/ours.ts.
-    const module = pathToFileURL(`${BASELINE}/bench/lib/target-process.ts`).href;
-    const other = ((await import(module)) as typeof import('./lib/target-process.ts')).TargetProcess;
-    for (const t of all.filter((t) => t.family === 'ours')) {
-      // Its own database and Redis keys: the two checkouts' schemas may differ.
-      const { DATA_DIR, REDIS_KEY_PREFIX } = oursEnv({ users: options.users });
-      const env = { ...t.env, DATA_DIR: DATA_DIR!, REDIS_KEY_PREFIX: REDIS_KEY_PREFIX! };
-      const target = { ...t, env, name: `${t.name}-baseline`, label: `${t.label}, baseline checkout` };
-      targets.push({ target, start: other.start.bind(other) });
-    }
-  }
-  return targets.filter(
-    ({ target }) => options.targets.length === 0 || options.targets.some((f) => target.name.includes(f)),
-  );
 }
 
 function straceMissing(): boolean {
@@ -92,7 +55,7 @@ function straceMissing(): boolean {
 export const breakdownPhase: Phase = {
   name: 'breakdown',
   async run(context) {
-    const chosen = await rowsWithBaseline(context.redis?.url ?? null, null);
+    const chosen = await guardTargets(context.redis?.url ?? null);
     if (chosen.length === 0) return null;
     const noStrace = straceMissing();
     if (noStrace) context.notes.push('strace is missing: the breakdown has no system calls.');

@@ -137,8 +137,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     loggerInstance: logger as FastifyBaseLogger,
     logController: new RequestLogController(),
     bodyLimit: BODY_LIMIT_BYTES,
-    // request.ip (the rate limiter's client address, the log's) and request.protocol follow
-    // TRUST_PROXY. A hop count is a function: Fastify refuses to trust a bare number.
+    // request.ip (the rate limiter's client address, the log's), request.protocol and request.host
+    // (the service's own origin, http/origin.ts) follow TRUST_PROXY. A hop count is a function: Fastify refuses to trust a bare number.
     trustProxy:
       typeof trustProxy === 'number'
         ? (_address: string, hop: number) => hop < trustProxy
@@ -191,7 +191,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     mayBeKnownDevice: (request) => services.devices.read(request.cookies[DEVICE_COOKIE]) !== null,
   });
   await app.register(metricsPlugin, { stack, loginGate });
-  await app.register(csrfPlugin, { secret: config.sessionSecret });
+  await app.register(csrfPlugin, { secret: config.sessionSecret, config });
   await app.register(authorizationPlugin);
   await registerDocs(app);
 

@@ -35,6 +35,11 @@ export interface Config {
   /** argon2id's memory, in KiB, for new password hashes. */
   readonly passwordHashCost: number;
   readonly trustProxy: TrustProxy;
+  /**
+   * The origin browsers use for the service (PUBLIC_ORIGIN, normalized: `scheme://host[:port]`), or
+   * null to derive it from each request (contract §3, http/origin.ts).
+   */
+  readonly publicOrigin: string | null;
   /** The listener that serves /metrics (contract §12); port 0 means none. */
   readonly metrics: { readonly host: string; readonly port: number };
   /** Names this process in security events: INSTANCE_ID, else `<hostname>:<pid>`. */
@@ -179,6 +184,11 @@ export function loadConfig(env: Env = process.env): Config {
       parseTrustProxy,
       'a hop count (e.g. 1) or a comma list of addresses/CIDRs',
     ),
+    publicOrigin: optional(
+      'PUBLIC_ORIGIN',
+      httpOrigin,
+      'an origin such as https://portal.example.com (http or https, a host, an optional port, no path)',
+    ),
     instanceId: read(
       'INSTANCE_ID',
       `${hostname().replace(/[^\w.-]/g, '_')}:${process.pid}`,
@@ -315,6 +325,17 @@ function urlWith(protocols: readonly string[]) {
       return null;
     }
   };
+}
+
+/** An http(s) origin, `scheme://host[:port]` (a trailing slash aside), normalized as URLs do. */
+function httpOrigin(v: string): string | null {
+  // Checked as text first: the URL parser alone would take a path, a query or credentials.
+  if (!/^https?:\/\/[^/?#@\\\s]+\/?$/i.test(v)) return null;
+  try {
+    return new URL(v).origin;
+  } catch {
+    return null;
+  }
 }
 
 function hostPortList(v: string): { host: string; port: number }[] | null {

@@ -384,3 +384,36 @@ describe('loadConfig METRICS_PORT and METRICS_HOST', () => {
     assert.equal(loadConfig({ PORT: '0', METRICS_PORT: '0' }).metrics.port, 0);
   });
 });
+
+describe('loadConfig PUBLIC_ORIGIN', () => {
+  it('is unset by default, and read as a normalized origin', () => {
+    assert.equal(loadConfig({}).publicOrigin, null);
+    for (const [value, origin] of [
+      ['https://portal.example.com', 'https://portal.example.com'],
+      ['https://Portal.Example.com/', 'https://portal.example.com'],
+      ['http://localhost:8080', 'http://localhost:8080'],
+      ['https://portal.example.com:443', 'https://portal.example.com'],
+      ['http://[::1]:8080', 'http://[::1]:8080'],
+    ]) {
+      assert.equal(loadConfig({ PUBLIC_ORIGIN: value! }).publicOrigin, origin, value);
+    }
+  });
+
+  it('names PUBLIC_ORIGIN for anything but scheme://host[:port]', () => {
+    for (const value of [
+      'portal.example.com',
+      'ftp://portal.example.com',
+      'https://portal.example.com/app',
+      'https://portal.example.com?x=1',
+      'https://portal.example.com#x',
+      'https://user:pw@portal.example.com',
+      'https://portal.example.com:99999',
+      'https://',
+      'null',
+    ]) {
+      const problems = problemsOf({ PUBLIC_ORIGIN: value });
+      assert.equal(problems.length, 1, value);
+      assert.match(problems[0]!, /^PUBLIC_ORIGIN=.* is invalid: expected an origin such as https:\/\//);
+    }
+  });
+});

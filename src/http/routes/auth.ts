@@ -1,9 +1,10 @@
 // CSRF bootstrap, login, logout and the current user (contract §3).
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { DEVICE_COOKIE, DEVICE_COOKIE_PATH, DeviceCookies } from '../../auth/devices.ts';
 import { SHARED } from '../../auth/hash-gate.ts';
 import { accountMaySignIn } from '../../db/repositories/users.ts';
 import { ApiError, errorBody } from '../../errors.ts';
+import { servedOverHttps } from '../origin.ts';
 import { CSRF_COOKIE, cookieOptions } from '../plugins/csrf.ts';
 import { sendRefusal } from '../plugins/rate-limit.ts';
 import { SESSION_COOKIE } from '../plugins/session.ts';
@@ -115,10 +116,13 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
         if (previous) await sessions.destroy(previous);
         const session = await sessions.create(credentials.user.id);
         reply.setCookie(SESSION_COOKIE, session.cookie, {
-          ...cookieOptions(request),
+          ...cookieOptions(request, services.config),
           maxAge: session.maxAgeSeconds,
         });
-        setDeviceCookie(request, reply, devices.issue(credentials.user.id).value, devices.maxAgeSeconds);
+        setDeviceCookie(reply, devices.issue(credentials.user.id).value, {
+          maxAge: devices.maxAgeSeconds,
+          secure: servedOverHttps(request, services.config),
+        });
         return { user: credentials.user, csrfToken: app.csrf.forSession(session.sessionId) };
       } finally {
         ticket.close();
@@ -142,7 +146,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
     handler: async (request, reply) => {
       await sessions.destroy(request.cookies[SESSION_COOKIE]!);
       // The device cookie stays: this browser remains a known device of the account.
-      reply.clearCookie(SESSION_COOKIE, cookieOptions(request));
+      reply.clearCookie(SESSION_COOKIE, cookieOptions(request, services.config));
       return reply.code(204).send();
     },
   });
@@ -172,12 +176,16 @@ function sendLoginBusy(reply: FastifyReply, retryAfter: number): FastifyReply {
 }
 
 /** A fresh device cookie at every successful login (contract §8): only /api/auth ever receives it. */
-function setDeviceCookie(request: FastifyRequest, reply: FastifyReply, value: string, maxAge: number): void {
+function setDeviceCookie(
+  reply: FastifyReply,
+  value: string,
+  { maxAge, secure }: { maxAge: number; secure: boolean },
+): void {
   reply.setCookie(DEVICE_COOKIE, value, {
     path: DEVICE_COOKIE_PATH,
     httpOnly: true,
     sameSite: 'strict',
-    secure: request.protocol === 'https',
+    secure,
     maxAge,
   });
 }

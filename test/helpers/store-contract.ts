@@ -291,6 +291,94 @@ export function storeContract(makeStore: StoreFactory): void {
       });
     }
   });
+
+  describe('claimOnce: take-once', () => {
+    it('grants the first claim of a key and refuses every later one while it lasts', async (t) => {
+      const { clock, store } = await setup(t);
+      assert.equal(await store.claimOnce('work', 'id-1', MINUTE), true);
+      assert.equal(await store.claimOnce('work', 'id-1', MINUTE), false);
+      clock.advance(MINUTE - 1);
+      assert.equal(await store.claimOnce('work', 'id-1', MINUTE), false);
+    });
+
+    it('lasts its time to the millisecond, then the key may be claimed again', async (t) => {
+      const { clock, store } = await setup(t);
+      assert.equal(await store.claimOnce('work', 'id', 10 * SECOND), true);
+      clock.advance(10 * SECOND);
+      assert.equal(await store.claimOnce('work', 'id', 10 * SECOND), true);
+    });
+
+    it('keeps scopes, keys and the budgets apart', async (t) => {
+      const { store } = await setup(t);
+      assert.equal(await store.claimOnce('work', 'k', MINUTE), true);
+      assert.equal(await store.claimOnce('work', 'other', MINUTE), true);
+      assert.equal(await store.claimOnce(log3.name, 'k', MINUTE), true, 'another scope');
+      await store.consume(log3, 'k');
+      await store.reset(log3, 'k');
+      assert.equal(await store.claimOnce('work', 'k', MINUTE), false, 'a reset of a rule leaves claims');
+      assert.equal((await store.peek(log3, 'k')).remaining, 3, 'a claim spends no budget');
+    });
+
+    it('of 50 parallel claims of one key exactly one is granted', async (t) => {
+      const { store } = await setup(t);
+      const granted = await Promise.all(
+        Array.from({ length: 50 }, () => store.claimOnce('work', 'hot', MINUTE)),
+      );
+      assert.equal(granted.filter(Boolean).length, 1);
+    });
+  });
+
+  describe('single-use marks', () => {
+    it('a mark is taken once, then is gone', async (t) => {
+      const { store } = await setup(t);
+      await store.putOnce('challenge', 'm1', MINUTE);
+      assert.equal(await store.takeOnce('challenge', 'm1'), true);
+      assert.equal(await store.takeOnce('challenge', 'm1'), false);
+    });
+
+    it('a mark never put, or put under another scope or key, is not there', async (t) => {
+      const { store } = await setup(t);
+      await store.putOnce('challenge', 'm1', MINUTE);
+      assert.equal(await store.takeOnce('challenge', 'm2'), false);
+      assert.equal(await store.takeOnce('other', 'm1'), false);
+      assert.equal(await store.takeOnce('challenge', 'm1'), true);
+    });
+
+    it('a mark lasts its time to the millisecond, and an expired one is not taken', async (t) => {
+      const { clock, store } = await setup(t);
+      await store.putOnce('challenge', 'early', MINUTE);
+      await store.putOnce('challenge', 'late', MINUTE);
+      clock.advance(MINUTE - 1);
+      assert.equal(await store.takeOnce('challenge', 'early'), true);
+      clock.advance(1);
+      assert.equal(await store.takeOnce('challenge', 'late'), false);
+    });
+
+    it('putting a mark again restarts its time', async (t) => {
+      const { clock, store } = await setup(t);
+      await store.putOnce('challenge', 'm', MINUTE);
+      clock.advance(MINUTE - 10);
+      await store.putOnce('challenge', 'm', MINUTE);
+      clock.advance(30 * SECOND);
+      assert.equal(await store.takeOnce('challenge', 'm'), true);
+    });
+
+    it('of 50 parallel takes of one mark exactly one succeeds', async (t) => {
+      const { store } = await setup(t);
+      await store.putOnce('challenge', 'hot', MINUTE);
+      const taken = await Promise.all(Array.from({ length: 50 }, () => store.takeOnce('challenge', 'hot')));
+      assert.equal(taken.filter(Boolean).length, 1);
+    });
+
+    it('marks live apart from the budgets: a reset or a consume under the same key leaves them', async (t) => {
+      const { store } = await setup(t);
+      await store.putOnce(log3.name, 'k', MINUTE);
+      await store.consume(log3, 'k');
+      await store.reset(log3, 'k');
+      assert.equal(await store.takeOnce(log3.name, 'k'), true);
+      assert.equal((await store.peek(log3, 'k')).remaining, 3);
+    });
+  });
 }
 
 /** A small deterministic PRNG (mulberry32): the random sequences are the same on every run. */

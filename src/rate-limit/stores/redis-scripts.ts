@@ -249,6 +249,44 @@ end
 return reply
 `;
 
+/**
+ * claimOnce. KEYS[1]: the claim's own key (tagged apart from every rule's state). ARGV: ttlMs, now
+ * ('' = Redis TIME). The value is when the claim ends (the given clock's or Redis's), the key
+ * expires with it. Replies 1 for the first claim, 0 while an earlier one lasts.
+ */
+const CLAIM_ONCE = `${CLOCK}
+local now = clockNow(ARGV[2])
+local ends = tonumber(redis.call('GET', KEYS[1]))
+if ends and ends > now then return 0 end
+local ttl = tonumber(ARGV[1])
+redis.call('SET', KEYS[1], now + ttl, 'PX', ttl)
+return 1
+`;
+
+/*
+ * Single-use marks: one string key each, its value when it expires (ms, Redis's clock unless a
+ * test passes one), with a real expiry too so an untaken mark leaves by itself.
+ */
+
+/** putOnce. ARGV: ttlMs, now ('' = Redis TIME). Replies 1. */
+const PUT_ONCE = `${CLOCK}
+local ttl = tonumber(ARGV[1])
+redis.call('SET', KEYS[1], clockNow(ARGV[2]) + ttl, 'PX', ttl)
+return 1
+`;
+
+/**
+ * takeOnce. ARGV: now ('' = Redis TIME). Replies 1 when the mark was there and unexpired, else 0;
+ * either way it is gone. Read and delete in one script: two takers can never both see it.
+ */
+const TAKE_ONCE = `${CLOCK}
+local expiresAt = redis.call('GET', KEYS[1])
+if not expiresAt then return 0 end
+redis.call('DEL', KEYS[1])
+if tonumber(expiresAt) > clockNow(ARGV[1]) then return 1 end
+return 0
+`;
+
 export interface Script {
   readonly name: string;
   readonly lua: string;
@@ -265,6 +303,9 @@ export const SCRIPTS = {
   reset: script('reset', RESET),
   noteLock: script('noteLock', NOTE_LOCK),
   locks: script('locks', LOCKS),
+  claimOnce: script('claimOnce', CLAIM_ONCE),
+  putOnce: script('putOnce', PUT_ONCE),
+  takeOnce: script('takeOnce', TAKE_ONCE),
 } as const;
 
 /** The ARGV prefix every script shares: the window's shape. */
@@ -337,7 +378,7 @@ function integerOf(field: string): number {
 }
 const INTEGER = /^-?\d{1,16}$/;
 
-/** Checks a reply that must be 0 or 1 (release, and reset's DEL count). */
+/** Checks a reply that must be 0 or 1 (release, reset's DEL count, the single-use marks, claims). */
 export function parseFlag(name: string, reply: unknown): boolean {
   if (reply !== 0 && reply !== 1) throw malformed(name, reply);
   return reply === 1;

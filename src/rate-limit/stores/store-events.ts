@@ -36,7 +36,17 @@ export type StoreStateEvent =
 /** One operation of the remote store (decision, give-back, reset, probe) that failed or timed out. */
 export interface RemoteErrorEvent {
   readonly store: RateLimitStore;
-  readonly operation: 'consume' | 'peek' | 'release' | 'reset' | 'noteLock' | 'locks' | 'ping';
+  readonly operation:
+    | 'consume'
+    | 'peek'
+    | 'release'
+    | 'reset'
+    | 'noteLock'
+    | 'locks'
+    | 'putOnce'
+    | 'takeOnce'
+    | 'claimOnce'
+    | 'ping';
   readonly error: StoreUnavailableError;
 }
 

@@ -31,13 +31,37 @@ export interface LockEntry {
 }
 
 /**
+ * Single-use marks kept where the budgets are, so any instance of a fleet can take one another
+ * instance put (a passkey sign-in's challenge). A mark is its key alone: callers fold whatever it
+ * is bound to (the browser's pre-session) into the key, so a mark taken under another binding is
+ * simply not there.
+ */
+export interface SingleUseStore {
+  /** Records `key` under `scope` for `ttlMs` (the store's clock); putting it again restarts its time. */
+  putOnce(scope: string, key: string, ttlMs: number): MaybePromise<void>;
+  /**
+   * Removes the mark and says whether it was there and unexpired: of any number of takers, on one
+   * instance or many, at most one ever gets true.
+   */
+  takeOnce(scope: string, key: string): MaybePromise<boolean>;
+  /**
+   * The other way round, for a self-verifying challenge (proved work): nothing is stored when it
+   * is issued, so a flood of challenges nobody answers costs nothing; its id is recorded when it is
+   * used. Records `key` under `scope` for `ttlMs` (the store's clock) and says whether this was the
+   * first claim: of any number of claims of one key within its time, on one instance or many,
+   * exactly one gets true. Claims and marks never share keys with each other or with a rule's state.
+   */
+  claimOnce(scope: string, key: string, ttlMs: number): MaybePromise<boolean>;
+}
+
+/**
  * A rate-limit store. Every member is atomic per key: two concurrent `consume` calls on one key
  * (from one process or many) can never both take the last unit of budget. Stores persist state
  * only; the window arithmetic is `sliding-window.ts`, mirrored exactly by the Redis scripts.
  * Members may answer synchronously (the memory store does, to keep the hot path free of
  * promises); callers must accept either form.
  */
-export interface RateLimitStore {
+export interface RateLimitStore extends SingleUseStore {
   /** Check-and-consume: admits and records one request when the budget allows, else refuses. */
   consume(rule: RateRule, key: string): MaybePromise<RateDecision>;
   /** The decision `consume` would make now, recording nothing (`remaining` counts this request). */
@@ -75,6 +99,9 @@ export interface RemoteStore extends RateLimitStore {
   reset(rule: RateRule, key: string): Promise<void>;
   noteLock(rule: RateRule, key: string, resetMs: number): Promise<void>;
   locks(rule: RateRule, max: number): Promise<readonly LockEntry[]>;
+  claimOnce(scope: string, key: string, ttlMs: number): Promise<boolean>;
+  putOnce(scope: string, key: string, ttlMs: number): Promise<void>;
+  takeOnce(scope: string, key: string): Promise<boolean>;
   /** Waits until connected, at most `timeoutMs`; true when it is. Never rejects. */
   ready(timeoutMs: number): Promise<boolean>;
   /** Resolves when the store answers within its deadline; rejects with StoreUnavailableError. */

@@ -16,6 +16,13 @@ export type GatePlace =
 
 export const SHARED: GatePlace = Object.freeze({ lane: 'shared' });
 
+/**
+ * Known-device attempts one account may have waiting at once (besides its running check). Its
+ * checks run one at a time, so more would only wait longer; an insider with many device cookies of
+ * their own account gets its extra attempts refused at once (429) instead of queued without bound.
+ */
+export const MAX_WAITING_PER_ACCOUNT = 4;
+
 /** How long the work of admitted attempts counts as "lately" for the bits asked, and pressure lasts after a shed. */
 export const WORK_WINDOW_MS = 10_000;
 
@@ -45,7 +52,11 @@ export interface HashGateObserver {
 /** An attempt's turn: it may run its checks now, or it was shed (and should come back in `retryAfter` s). */
 export type Turn = { readonly shed: false } | { readonly shed: true; readonly retryAfter: number };
 
-export type Admission = { readonly shed: true } | { readonly shed: false; readonly ticket: Ticket };
+export type Admission =
+  | { readonly shed: true }
+  | { readonly shed: false; readonly ticket: Ticket }
+  /** Known lane: the account has MAX_WAITING_PER_ACCOUNT attempts waiting already; come back in `retryAfter` s. */
+  | { readonly shed: false; readonly ticket: null; readonly retryAfter: number };
 
 /** An admitted attempt: its place in the queue, then its slot. */
 export interface Ticket {
@@ -134,6 +145,12 @@ export class HashGate {
   private knownQueued = 0;
   /** Accounts with a known-device check running (one each at most). */
   private readonly knownRunning = new Set<string>();
+  /**
+   * Accounts with known-device attempts waiting and no check running: each will take one slot, and
+   * its backlog then runs on that slot, one check at a time. Kept as a count so the estimate never
+   * walks the queues.
+   */
+  private waitingAccounts = 0;
   private readonly observers = new Set<HashGateObserver>();
   /** The last shed (pressure, for the bits asked), and the least work granted in this and the last half-window. */
   private lastShedAt = Number.NEGATIVE_INFINITY;
@@ -164,6 +181,9 @@ export class HashGate {
   enter(place: GatePlace): Admission {
     const now = this.clock.now();
     this.expire(now);
+    const line = place.lane === 'known' ? this.known.get(place.account) : undefined;
+    if (line && line.length >= MAX_WAITING_PER_ACCOUNT)
+      return { shed: false, ticket: null, retryAfter: this.retryAfter(line.length * this.checkMs) };
     const waiter = new Waiter(this, place, now);
     if (place.lane === 'shared') {
       if (this.expectedWaitMs(waiter.work) > this.maxWaitMs) {
@@ -171,14 +191,14 @@ export class HashGate {
         return { shed: true };
       }
       this.shared.push(waiter);
-    } else {
-      let line = this.known.get(place.account);
-      if (!line) {
-        line = [];
-        this.known.set(place.account, line);
-        this.turns.push(place.account);
-      }
+    } else if (line) {
       line.push(waiter);
+      this.knownQueued++;
+    } else {
+      this.tracked(place.account, () => {
+        this.known.set(place.account, [waiter]);
+        this.turns.push(place.account);
+      });
       this.knownQueued++;
     }
     this.pump(now);
@@ -204,13 +224,16 @@ export class HashGate {
 
   /**
    * The wait (ms) a shared-lane attempt arriving now with `work` proved bits should expect before
-   * its check starts: the shared attempts with at least as much work are ahead of it.
+   * its check starts. It counts runnable work: the shared attempts with at least as much work (the
+   * line is ordered by it, contract §15), and one check for each account whose known-device backlog
+   * waits for a slot. An account whose check runs already holds its slot (its backlog follows on it,
+   * one at a time) and adds nothing: however long one account's backlog, it occupies at most one
+   * slot of the estimate.
    */
   expectedWaitMs(work = 0): number {
-    const queued = this.knownQueued + this.shared.size;
-    if (this.running + queued < this.concurrency) return 0;
-    const ahead = this.knownQueued + this.shared.atLeast(work);
-    // It starts after the queue ahead of it and one more check end; checks end at concurrency/checkMs.
+    if (this.running + this.waitingAccounts + this.shared.size < this.concurrency) return 0;
+    const ahead = this.waitingAccounts + this.shared.atLeast(work);
+    // It starts after the work ahead of it and one more check end; checks end at concurrency/checkMs.
     return ((ahead + 1) * this.checkMs) / this.concurrency;
   }
 
@@ -258,7 +281,8 @@ export class HashGate {
     waiter.state = 'done';
     if (was === 'running') {
       this.running--;
-      if (waiter.place.lane === 'known') this.knownRunning.delete(waiter.place.account);
+      const { place } = waiter;
+      if (place.lane === 'known') this.tracked(place.account, () => this.knownRunning.delete(place.account));
     } else if (waiter.place.lane === 'shared') {
       this.shared.left(waiter);
       waiter.resolve({ shed: true, retryAfter: this.retryAfter(this.expectedWaitMs()) });
@@ -277,7 +301,8 @@ export class HashGate {
       if (!next) return;
       next.state = 'running';
       this.running++;
-      if (next.place.lane === 'known') this.knownRunning.add(next.place.account);
+      const { place } = next;
+      if (place.lane === 'known') this.tracked(place.account, () => this.knownRunning.add(place.account));
       const waited = now - next.queuedAt;
       if (next.place.lane === 'shared') this.noteGranted(next.work, now);
       this.notify((o) => o.granted?.(next.place.lane, waited, next.work));
@@ -295,7 +320,7 @@ export class HashGate {
       this.knownQueued--;
       this.turns.splice(i, 1);
       if (line.length > 0) this.turns.push(account);
-      else this.known.delete(account);
+      else this.tracked(account, () => this.known.delete(account));
       return waiter;
     }
     return null;
@@ -324,7 +349,7 @@ export class HashGate {
    */
   private displace(now: number): void {
     // The last in line has everything else ahead of it: its check starts after that and one more end.
-    while (((this.knownQueued + this.shared.size) * this.checkMs) / this.concurrency > this.maxWaitMs) {
+    while (((this.waitingAccounts + this.shared.size) * this.checkMs) / this.concurrency > this.maxWaitMs) {
       const least = this.shared.least();
       if (!least) return;
       least.state = 'done';
@@ -362,9 +387,17 @@ export class HashGate {
     line.splice(index, 1);
     this.knownQueued--;
     if (line.length === 0) {
-      this.known.delete(place.account);
+      this.tracked(place.account, () => this.known.delete(place.account));
       this.turns = this.turns.filter((account) => account !== place.account);
     }
+  }
+
+  /** Applies a change to an account's line or running check, keeping `waitingAccounts` in step. */
+  private tracked(account: string, change: () => void): void {
+    const before = this.known.has(account) && !this.knownRunning.has(account);
+    change();
+    const after = this.known.has(account) && !this.knownRunning.has(account);
+    this.waitingAccounts += Number(after) - Number(before);
   }
 
   /** Whole seconds to come back after, from the wait expected now: at least 1. */

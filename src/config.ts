@@ -2,6 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import { availableParallelism, hostname } from 'node:os';
 import { parseDuration } from './duration.ts';
+import { isEmailAddress } from './email.ts';
+import { MIN_PASSWORD_LENGTH } from './limits.ts';
 import { BUDGET_FORM, parseBudget } from './rate-limit/budget.ts';
 import { parseTrustProxy, type TrustProxy } from './rate-limit/client-ip.ts';
 import { CONTROL_NAMES, type ControlName, type PolicyLimits } from './rate-limit/policy.ts';
@@ -18,7 +20,10 @@ export interface Config {
   readonly databaseStatementTimeoutMs: number;
   /** How long a SIGTERM's drain may take before the process exits anyway (contract §13). */
   readonly shutdownTimeoutMs: number;
+  /** Whether an empty database gets the demo data (SEED_DEMO; default true, false under production). */
   readonly seedDemo: boolean;
+  /** The first admin, created on a start that finds no admin (BOOTSTRAP_ADMIN_*); null when not set. */
+  readonly bootstrapAdmin: { readonly email: string; readonly password: string } | null;
   readonly sessionSecret: string;
   /** True when SESSION_SECRET was not given and a random one was made for this process. */
   readonly sessionSecretGenerated: boolean;
@@ -147,7 +152,9 @@ export function loadConfig(env: Env = process.env): Config {
       durationIn(1000, 600_000),
       'a duration from 1s to 10m, such as 10s',
     ),
-    seedDemo: read('SEED_DEMO', 'true', boolean, 'true or false'),
+    // A production start never creates accounts with a published password unless told to.
+    seedDemo: read('SEED_DEMO', nodeEnv === 'production' ? 'false' : 'true', boolean, 'true or false'),
+    bootstrapAdmin: bootstrapAdmin(env, problems),
     sessionSecret: secret || randomBytes(32).toString('base64url'),
     sessionSecretGenerated: !secret,
     sessionTtlMs: read('SESSION_TTL', '12h', parseDuration, DURATION_FORM),
@@ -250,6 +257,22 @@ export function loadConfig(env: Env = process.env): Config {
     );
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(config);
+}
+
+/** BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD: both or neither; the password is never echoed. */
+function bootstrapAdmin(env: Env, problems: string[]): Config['bootstrapAdmin'] {
+  const email = env.BOOTSTRAP_ADMIN_EMAIL ?? '';
+  const password = env.BOOTSTRAP_ADMIN_PASSWORD ?? '';
+  if (!email && !password) return null;
+  if (!email) problems.push('BOOTSTRAP_ADMIN_EMAIL is required when BOOTSTRAP_ADMIN_PASSWORD is set');
+  else if (!isEmailAddress(email))
+    problems.push(`BOOTSTRAP_ADMIN_EMAIL=${JSON.stringify(email)} is invalid: expected an email address`);
+  if (!password) problems.push('BOOTSTRAP_ADMIN_PASSWORD is required when BOOTSTRAP_ADMIN_EMAIL is set');
+  else if ([...password].length < MIN_PASSWORD_LENGTH)
+    problems.push(
+      `BOOTSTRAP_ADMIN_PASSWORD is too short: expected at least ${MIN_PASSWORD_LENGTH} characters`,
+    );
+  return { email: email.trim(), password };
 }
 
 /** Hides the password of a URL-like value (`redis://:secret@host` → `redis://:***@host`) in messages. */

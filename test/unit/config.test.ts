@@ -72,6 +72,42 @@ describe('loadConfig defaults', () => {
   it('turns the demo seed off with SEED_DEMO=false', () => {
     assert.equal(loadConfig({ SEED_DEMO: 'false' }).seedDemo, false);
   });
+
+  it('seeds no demo data under NODE_ENV=production unless SEED_DEMO=true asks for it', () => {
+    const production = { NODE_ENV: 'production', SESSION_SECRET: SECRET };
+    assert.equal(loadConfig(production).seedDemo, false);
+    assert.equal(loadConfig({ ...production, SEED_DEMO: 'true' }).seedDemo, true);
+  });
+});
+
+describe('loadConfig BOOTSTRAP_ADMIN_*', () => {
+  const PASSWORD = 'twelve chars';
+
+  it('is null when neither is set, and reads both when both are', () => {
+    assert.equal(loadConfig({}).bootstrapAdmin, null);
+    assert.deepEqual(
+      loadConfig({ BOOTSTRAP_ADMIN_EMAIL: ' root@example.org ', BOOTSTRAP_ADMIN_PASSWORD: PASSWORD })
+        .bootstrapAdmin,
+      { email: 'root@example.org', password: PASSWORD },
+    );
+  });
+
+  it('names each variable that is missing, too short or no email, and never prints the password', () => {
+    assert.deepEqual(problemsOf({ BOOTSTRAP_ADMIN_EMAIL: 'root@example.org' }), [
+      'BOOTSTRAP_ADMIN_PASSWORD is required when BOOTSTRAP_ADMIN_EMAIL is set',
+    ]);
+    assert.deepEqual(problemsOf({ BOOTSTRAP_ADMIN_PASSWORD: PASSWORD }), [
+      'BOOTSTRAP_ADMIN_EMAIL is required when BOOTSTRAP_ADMIN_PASSWORD is set',
+    ]);
+    const problems = problemsOf({ BOOTSTRAP_ADMIN_EMAIL: 'root', BOOTSTRAP_ADMIN_PASSWORD: 'short-secret' });
+    assert.deepEqual(problems, ['BOOTSTRAP_ADMIN_EMAIL="root" is invalid: expected an email address']);
+    const tooShort = problemsOf({
+      BOOTSTRAP_ADMIN_EMAIL: 'r@x.org',
+      BOOTSTRAP_ADMIN_PASSWORD: 'eleven-char',
+    });
+    assert.deepEqual(tooShort, ['BOOTSTRAP_ADMIN_PASSWORD is too short: expected at least 12 characters']);
+    assert.ok(!tooShort.join('\n').includes('eleven-char'));
+  });
 });
 
 describe('loadConfig rate-limit budgets', () => {

@@ -5,3 +5,6 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
 
 /** The most tasks one bulk reassignment may name (more: 400 TASK_BULK_TOO_LARGE). */
 export const BULK_MAX_TASKS = 50;
+
+/** The shortest password an account may be given (BOOTSTRAP_ADMIN_PASSWORD, the account command line). */
+export const MIN_PASSWORD_LENGTH = 12;

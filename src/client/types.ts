@@ -107,6 +107,10 @@ export const SECURITY_EVENT_TYPES = [
   'known-device-refused',
   'login-pressure-started',
   'login-pressure-ended',
+  'account-created',
+  'account-disabled',
+  'account-enabled',
+  'password-set',
 ] as const;
 
 export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];

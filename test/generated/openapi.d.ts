@@ -2188,7 +2188,7 @@ export interface paths {
                   /** Format: date-time */
                   at: string;
                   /** @enum {string} */
-                  type: "lock-started" | "admin-reset" | "known-device-refused" | "login-pressure-started" | "login-pressure-ended";
+                  type: "lock-started" | "admin-reset" | "known-device-refused" | "login-pressure-started" | "login-pressure-ended" | "account-created" | "account-disabled" | "account-enabled" | "password-set";
                   control: string;
                   email: string | null;
                   address: string | null;

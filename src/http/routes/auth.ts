@@ -1,8 +1,10 @@
 // CSRF bootstrap, login, logout and the current user (contract §3).
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { DEVICE_COOKIE, DEVICE_COOKIE_PATH, DeviceCookies } from '../../auth/devices.ts';
 import { SHARED } from '../../auth/hash-gate.ts';
+import { accountMaySignIn } from '../../db/repositories/users.ts';
 import { ApiError, errorBody } from '../../errors.ts';
+import { servedOverHttps } from '../origin.ts';
 import { CSRF_COOKIE, cookieOptions } from '../plugins/csrf.ts';
 import { sendRefusal } from '../plugins/rate-limit.ts';
 import { SESSION_COOKIE } from '../plugins/session.ts';
@@ -82,11 +84,13 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
       );
       // Shed: no place in the queue and no hash, but the 503 waits out the bound (see HashGate.hold).
       if (admission.shed) return sendLoginBusy(reply, await loginGate.hold());
+      // The login plan's flow, which the rate-limit plugin gives this route when it is registered.
+      const flow = request.routeOptions.config.loginFlow!;
+      // The account has as many known-device attempts waiting as it may: refused before any check or count.
+      if (admission.ticket === null) return sendRefusal(reply, flow.backlogFull(admission.retryAfter));
       const { ticket } = admission;
       try {
         credentials ??= await users.findCredentials(email);
-        // The login plan's flow, which the rate-limit plugin gives this route when it is registered.
-        const flow = request.routeOptions.config.loginFlow!;
         const attempt = await flow.attempt(request.caller, email, known ? claim!.deviceId : null);
         if (attempt.refused) return sendRefusal(reply, attempt.refused);
         const turn = await ticket.turn;
@@ -95,7 +99,10 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
           await attempt.release();
           return sendLoginBusy(reply, turn.retryAfter);
         }
-        const ok = await ticket.run(() => passwords.check(password, credentials?.passwordHash ?? null));
+        const matches = await ticket.run(() => passwords.check(password, credentials?.passwordHash ?? null));
+        // A disabled account is refused after the same check, and counted as the same failure: its
+        // answer tells nothing a wrong password would not.
+        const ok = matches && credentials != null && accountMaySignIn(credentials);
         // Hashes made at an older cost are redone now, on the same slot: a wrong password for such an
         // account would otherwise answer faster than an unknown email (checked at today's cost).
         const rehashed =
@@ -111,10 +118,13 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
         if (previous) await sessions.destroy(previous);
         const session = await sessions.create(credentials.user.id);
         reply.setCookie(SESSION_COOKIE, session.cookie, {
-          ...cookieOptions(request),
+          ...cookieOptions(request, services.config),
           maxAge: session.maxAgeSeconds,
         });
-        setDeviceCookie(request, reply, devices.issue(credentials.user.id).value, devices.maxAgeSeconds);
+        setDeviceCookie(reply, devices.issue(credentials.user.id).value, {
+          maxAge: devices.maxAgeSeconds,
+          secure: servedOverHttps(request, services.config),
+        });
         return { user: credentials.user, csrfToken: app.csrf.forSession(session.sessionId) };
       } finally {
         ticket.close();
@@ -138,7 +148,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
     handler: async (request, reply) => {
       await sessions.destroy(request.cookies[SESSION_COOKIE]!);
       // The device cookie stays: this browser remains a known device of the account.
-      reply.clearCookie(SESSION_COOKIE, cookieOptions(request));
+      reply.clearCookie(SESSION_COOKIE, cookieOptions(request, services.config));
       return reply.code(204).send();
     },
   });
@@ -168,12 +178,16 @@ function sendLoginBusy(reply: FastifyReply, retryAfter: number): FastifyReply {
 }
 
 /** A fresh device cookie at every successful login (contract §8): only /api/auth ever receives it. */
-function setDeviceCookie(request: FastifyRequest, reply: FastifyReply, value: string, maxAge: number): void {
+function setDeviceCookie(
+  reply: FastifyReply,
+  value: string,
+  { maxAge, secure }: { maxAge: number; secure: boolean },
+): void {
   reply.setCookie(DEVICE_COOKIE, value, {
     path: DEVICE_COOKIE_PATH,
     httpOnly: true,
     sameSite: 'strict',
-    secure: request.protocol === 'https',
+    secure,
     maxAge,
   });
 }

@@ -5,3 +5,9 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
 
 /** The most tasks one bulk reassignment may name (more: 400 TASK_BULK_TOO_LARGE). */
 export const BULK_MAX_TASKS = 50;
+
+/** The most passkeys one account may hold (more: 422 PASSKEY_LIMIT, contract §14). */
+export const PASSKEYS_MAX = 10;
+
+/** A passkey's name: 1 to this many characters. */
+export const PASSKEY_NAME_MAX = 64;

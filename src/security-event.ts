@@ -7,6 +7,9 @@ export const SECURITY_EVENT_TYPES = [
   'known-device-refused',
   'login-pressure-started',
   'login-pressure-ended',
+  'passkey-added',
+  'passkey-removed',
+  'passkey-counter-refused',
 ] as const;
 
 export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];
@@ -16,7 +19,7 @@ export interface SecurityEvent {
   readonly type: SecurityEventType;
   /**
    * The control concerned (a policy name such as `login-account`); an admin reset names
-   * `login-account`, the login path's pressure `login-gate`.
+   * `login-account`, the login path's pressure `login-gate`, a passkey's events `passkey`.
    */
   readonly control: string;
   /** The account, in the normal form that keys its budget (src/email.ts). */

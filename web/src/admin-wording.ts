@@ -7,6 +7,9 @@ export const EVENT_LABELS: Readonly<Record<SecurityEventType, string>> = {
   'known-device-refused': 'Known device refused',
   'login-pressure-started': 'Sign-in under pressure: attempts turned away',
   'login-pressure-ended': 'Sign-in pressure over',
+  'passkey-added': 'Passkey added',
+  'passkey-removed': 'Passkey removed',
+  'passkey-counter-refused': 'Passkey refused: its counter went back (a cloned authenticator?)',
 };
 
 /** What a control locks, in words: "Account (too many failed sign-ins)". */
@@ -15,6 +18,7 @@ export const CONTROL_LABELS: Readonly<Record<string, string>> = {
   'login-ip': 'Network address',
   'login-device': 'Known device',
   'login-gate': 'Sign-in load',
+  passkey: 'Passkey',
 };
 
 export const controlLabel = (control: string): string => CONTROL_LABELS[control] ?? control;

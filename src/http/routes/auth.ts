@@ -1,6 +1,6 @@
 // CSRF bootstrap, login, logout and the current user (contract §3).
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { DEVICE_COOKIE, DEVICE_COOKIE_PATH, DeviceCookies } from '../../auth/devices.ts';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { DEVICE_COOKIE, DeviceCookies } from '../../auth/devices.ts';
 import { SHARED } from '../../auth/hash-gate.ts';
 import { ApiError, errorBody } from '../../errors.ts';
 import { CSRF_COOKIE, cookieOptions } from '../plugins/csrf.ts';
@@ -9,6 +9,7 @@ import { SESSION_COOKIE } from '../plugins/session.ts';
 import { setCookieHeader } from '../route-answers.ts';
 import { errorResponses, ref } from '../schemas.ts';
 import type { Services } from '../services.ts';
+import { signedInResponse, signIn } from '../sign-in.ts';
 
 const csrfTokenResponse = {
   type: 'object',
@@ -52,18 +53,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
         },
       },
       response: {
-        200: {
-          type: 'object',
-          required: ['user', 'csrfToken'],
-          properties: { user: ref('User'), csrfToken: { type: 'string' } },
-          headers: {
-            'Set-Cookie': setCookieHeader(
-              `Two cookies: ${SESSION_COOKIE}, the new session (HttpOnly, SameSite=Lax, Path=/), and ${DEVICE_COOKIE}, ` +
-                'which makes this client a known device of the account for later logins (HttpOnly, SameSite=Strict, Path=/api/auth).',
-              true,
-            ),
-          },
-        },
+        200: signedInResponse,
         ...errorResponses('INVALID_CREDENTIALS', 'LOGIN_BUSY'),
       },
     },
@@ -106,16 +96,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
         await attempt.settle(ok);
         if (!ok || !credentials) throw new ApiError('INVALID_CREDENTIALS');
         if (rehashed !== null) await users.updatePasswordHash(credentials.user.id, rehashed);
-        // A new session id at every login: a session id planted before login is worthless after it.
-        const previous = request.cookies[SESSION_COOKIE];
-        if (previous) await sessions.destroy(previous);
-        const session = await sessions.create(credentials.user.id);
-        reply.setCookie(SESSION_COOKIE, session.cookie, {
-          ...cookieOptions(request),
-          maxAge: session.maxAgeSeconds,
-        });
-        setDeviceCookie(request, reply, devices.issue(credentials.user.id).value, devices.maxAgeSeconds);
-        return { user: credentials.user, csrfToken: app.csrf.forSession(session.sessionId) };
+        return await signIn(app, services, request, reply, credentials.user);
       } finally {
         ticket.close();
       }
@@ -165,15 +146,4 @@ function sendLoginBusy(reply: FastifyReply, retryAfter: number): FastifyReply {
     .code(503)
     .headers({ 'retry-after': retryAfter, 'cache-control': 'no-store' })
     .send(errorBody('LOGIN_BUSY', { retryAfter }));
-}
-
-/** A fresh device cookie at every successful login (contract §8): only /api/auth ever receives it. */
-function setDeviceCookie(request: FastifyRequest, reply: FastifyReply, value: string, maxAge: number): void {
-  reply.setCookie(DEVICE_COOKIE, value, {
-    path: DEVICE_COOKIE_PATH,
-    httpOnly: true,
-    sameSite: 'strict',
-    secure: request.protocol === 'https',
-    maxAge,
-  });
 }

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import pino from 'pino';
+import { type BootstrapOutcome, bootstrapAdmin } from './auth/accounts.ts';
 import { DEVICE_COOKIE, DeviceCookies } from './auth/devices.ts';
 import { HashGate } from './auth/hash-gate.ts';
 import { LoginPressure } from './auth/login-pressure.ts';
@@ -46,7 +47,7 @@ import { SHARED_SCHEMAS } from './http/schemas.ts';
 import type { Services } from './http/services.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { BODY_LIMIT_BYTES } from './limits.ts';
-import { loggerOptions } from './logger-options.ts';
+import { logDestination, loggerOptions } from './logger-options.ts';
 import { RateLimitEngine } from './rate-limit/engine.ts';
 import { createStore, type StoreStack } from './rate-limit/stores/create-store.ts';
 
@@ -69,6 +70,8 @@ declare module 'fastify' {
     services: Services;
     /** True when this start seeded the demo data into an empty database. */
     seededDemo: boolean;
+    /** What this start did about the first admin (BOOTSTRAP_ADMIN_*), for the start's log. */
+    bootstrapAdmin: BootstrapOutcome;
   }
 }
 
@@ -78,15 +81,23 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const passwords = PasswordChecker.create(config.passwordHashCost, options.hasher, () => clock.now());
   const db = options.database ?? (await openDatabase(config));
   let seeded = false;
+  let bootstrap: BootstrapOutcome = 'admin-exists';
+  const hash = (password: string) => hashPassword(password, config.passwordHashCost);
   await migrate(db, async (connection) => {
-    if (config.seedDemo)
-      seeded = await seedDemo(connection, (password) => hashPassword(password, config.passwordHashCost));
+    if (config.seedDemo) seeded = await seedDemo(connection, hash);
+    bootstrap = await bootstrapAdmin(connection, config.bootstrapAdmin, {
+      clock,
+      instance: config.instanceId,
+      hashPassword: hash,
+    });
   });
   const sessionsRepository = new SessionsRepository(db);
   // One logger for the app and the store stack, which is built first (its readiness is a service).
   const logSettings = { level: config.logLevel, production: config.env === 'production' };
-  // pino's default destination: stdout through sonic-boom, asynchronous, flushed at exit.
-  const logger = pino(loggerOptions(logSettings));
+  // A development terminal's pretty lines go through pino-pretty's transport, every other line
+  // through the buffered stdout of logDestination().
+  const pinoOptions = loggerOptions(logSettings);
+  const logger = pinoOptions.transport ? pino(pinoOptions) : pino(pinoOptions, logDestination());
   const storeOptions = { redis: config.redis, failureMode: config.rateLimits.storeFailure };
   const stack = options.store ?? (await createStore(storeOptions, clock, logger));
   const passwordChecker = await passwords;
@@ -135,8 +146,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     loggerInstance: logger as FastifyBaseLogger,
     logController: new RequestLogController(),
     bodyLimit: BODY_LIMIT_BYTES,
-    // request.ip (the rate limiter's client address, the log's) and request.protocol follow
-    // TRUST_PROXY. A hop count is a function: Fastify refuses to trust a bare number.
+    // request.ip (the rate limiter's client address, the log's), request.protocol and request.host
+    // (the service's own origin, http/origin.ts) follow TRUST_PROXY. A hop count is a function: Fastify refuses to trust a bare number.
     trustProxy:
       typeof trustProxy === 'number'
         ? (_address: string, hop: number) => hop < trustProxy
@@ -149,6 +160,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   });
   app.decorate('services', services);
   app.decorate('seededDemo', seeded);
+  app.decorate('bootstrapAdmin', bootstrap);
   // JSON only: any other body type is a 415, not a string for the schema to puzzle over.
   app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(validatorCompiler);
@@ -188,7 +200,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     mayBeKnownDevice: (request) => services.devices.read(request.cookies[DEVICE_COOKIE]) !== null,
   });
   await app.register(metricsPlugin, { stack, loginGate });
-  await app.register(csrfPlugin, { secret: config.sessionSecret });
+  await app.register(csrfPlugin, { secret: config.sessionSecret, config });
   await app.register(authorizationPlugin);
   await registerDocs(app);
 

@@ -2,6 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import { availableParallelism, hostname } from 'node:os';
 import { parseDuration } from './duration.ts';
+import { isEmailAddress } from './email.ts';
+import { MIN_PASSWORD_LENGTH } from './limits.ts';
 import { BUDGET_FORM, parseBudget } from './rate-limit/budget.ts';
 import { parseTrustProxy, type TrustProxy } from './rate-limit/client-ip.ts';
 import { CONTROL_NAMES, type ControlName, type PolicyLimits } from './rate-limit/policy.ts';
@@ -18,7 +20,10 @@ export interface Config {
   readonly databaseStatementTimeoutMs: number;
   /** How long a SIGTERM's drain may take before the process exits anyway (contract §13). */
   readonly shutdownTimeoutMs: number;
+  /** Whether an empty database gets the demo data (SEED_DEMO; default true, false under production). */
   readonly seedDemo: boolean;
+  /** The first admin, created on a start that finds no admin (BOOTSTRAP_ADMIN_*); null when not set. */
+  readonly bootstrapAdmin: { readonly email: string; readonly password: string } | null;
   readonly sessionSecret: string;
   /** True when SESSION_SECRET was not given and a random one was made for this process. */
   readonly sessionSecretGenerated: boolean;
@@ -30,6 +35,11 @@ export interface Config {
   /** argon2id's memory, in KiB, for new password hashes. */
   readonly passwordHashCost: number;
   readonly trustProxy: TrustProxy;
+  /**
+   * The origin browsers use for the service (PUBLIC_ORIGIN, normalized: `scheme://host[:port]`), or
+   * null to derive it from each request (contract §3, http/origin.ts).
+   */
+  readonly publicOrigin: string | null;
   /** The listener that serves /metrics (contract §12); port 0 means none. */
   readonly metrics: { readonly host: string; readonly port: number };
   /** Names this process in security events: INSTANCE_ID, else `<hostname>:<pid>`. */
@@ -142,7 +152,9 @@ export function loadConfig(env: Env = process.env): Config {
       durationIn(1000, 600_000),
       'a duration from 1s to 10m, such as 10s',
     ),
-    seedDemo: read('SEED_DEMO', 'true', boolean, 'true or false'),
+    // A production start never creates accounts with a published password unless told to.
+    seedDemo: read('SEED_DEMO', nodeEnv === 'production' ? 'false' : 'true', boolean, 'true or false'),
+    bootstrapAdmin: bootstrapAdmin(env, problems),
     sessionSecret: secret || randomBytes(32).toString('base64url'),
     sessionSecretGenerated: !secret,
     sessionTtlMs: read('SESSION_TTL', '12h', parseDuration, DURATION_FORM),
@@ -171,6 +183,11 @@ export function loadConfig(env: Env = process.env): Config {
       '',
       parseTrustProxy,
       'a hop count (e.g. 1) or a comma list of addresses/CIDRs',
+    ),
+    publicOrigin: optional(
+      'PUBLIC_ORIGIN',
+      httpOrigin,
+      'an origin such as https://portal.example.com (http or https, a host, an optional port, no path)',
     ),
     instanceId: read(
       'INSTANCE_ID',
@@ -242,6 +259,22 @@ export function loadConfig(env: Env = process.env): Config {
   return deepFreeze(config);
 }
 
+/** BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD: both or neither; the password is never echoed. */
+function bootstrapAdmin(env: Env, problems: string[]): Config['bootstrapAdmin'] {
+  const email = env.BOOTSTRAP_ADMIN_EMAIL ?? '';
+  const password = env.BOOTSTRAP_ADMIN_PASSWORD ?? '';
+  if (!email && !password) return null;
+  if (!email) problems.push('BOOTSTRAP_ADMIN_EMAIL is required when BOOTSTRAP_ADMIN_PASSWORD is set');
+  else if (!isEmailAddress(email))
+    problems.push(`BOOTSTRAP_ADMIN_EMAIL=${JSON.stringify(email)} is invalid: expected an email address`);
+  if (!password) problems.push('BOOTSTRAP_ADMIN_PASSWORD is required when BOOTSTRAP_ADMIN_EMAIL is set');
+  else if ([...password].length < MIN_PASSWORD_LENGTH)
+    problems.push(
+      `BOOTSTRAP_ADMIN_PASSWORD is too short: expected at least ${MIN_PASSWORD_LENGTH} characters`,
+    );
+  return { email: email.trim(), password };
+}
+
 /** Hides the password of a URL-like value (`redis://:secret@host` → `redis://:***@host`) in messages. */
 function withoutPassword(value: string): string {
   return value.replace(/^([a-z][\w+.-]*:\/\/[^:/@]*:)[^@]*@/i, '$1***@');
@@ -292,6 +325,17 @@ function urlWith(protocols: readonly string[]) {
       return null;
     }
   };
+}
+
+/** An http(s) origin, `scheme://host[:port]` (a trailing slash aside), normalized as URLs do. */
+function httpOrigin(v: string): string | null {
+  // Checked as text first: the URL parser alone would take a path, a query or credentials.
+  if (!/^https?:\/\/[^/?#@\\\s]+\/?$/i.test(v)) return null;
+  try {
+    return new URL(v).origin;
+  } catch {
+    return null;
+  }
 }
 
 function hostPortList(v: string): { host: string; port: number }[] | null {

@@ -8,3 +8,9 @@
 export function normaliseEmail(email: string): string {
   return email.trim().normalize('NFKC').toLowerCase();
 }
+
+/** Whether `email` looks like an address an account may have: one `@`, something either side, no spaces, at most 254 characters. */
+export function isEmailAddress(email: string): boolean {
+  const trimmed = email.trim();
+  return trimmed.length <= 254 && /^[^\s@]+@[^\s@]+$/.test(trimmed);
+}

@@ -6,6 +6,9 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
 /** The most tasks one bulk reassignment may name (more: 400 TASK_BULK_TOO_LARGE). */
 export const BULK_MAX_TASKS = 50;
 
+/** The shortest password an account may be given (BOOTSTRAP_ADMIN_PASSWORD, the account command line). */
+export const MIN_PASSWORD_LENGTH = 12;
+
 /** The most passkeys one account may hold (more: 422 PASSKEY_LIMIT, contract §14). */
 export const PASSKEYS_MAX = 10;
 

@@ -7,6 +7,10 @@ export const SECURITY_EVENT_TYPES = [
   'known-device-refused',
   'login-pressure-started',
   'login-pressure-ended',
+  'account-created',
+  'account-disabled',
+  'account-enabled',
+  'password-set',
   'passkey-added',
   'passkey-removed',
   'passkey-counter-refused',
@@ -19,7 +23,9 @@ export interface SecurityEvent {
   readonly type: SecurityEventType;
   /**
    * The control concerned (a policy name such as `login-account`); an admin reset names
-   * `login-account`, the login path's pressure `login-gate`, a passkey's events `passkey`.
+   * `login-account`, the login path's pressure `login-gate`. Account changes name where they came
+   * from: `users-cli` (the account command line) or `bootstrap-admin` (BOOTSTRAP_ADMIN_* at a start); a passkey's events name
+   * `passkey`.
    */
   readonly control: string;
   /** The account, in the normal form that keys its budget (src/email.ts). */

@@ -40,6 +40,7 @@ async function main(): Promise<void> {
       `Seeded demo data. Accounts (password "${DEMO_PASSWORD}"):\n${DEMO_ACCOUNTS.map((a) => `  ${a.email.padEnd(20)} ${a.role}`).join('\n')}`,
     );
   }
+  logAccountsAtStart(app, config);
   // Keep-alive sockets must outlive a load balancer's idle timeout, and headers may not dawdle.
   app.server.keepAliveTimeout = 65_000;
   app.server.headersTimeout = 66_000;
@@ -100,6 +101,38 @@ function stopOnSignals(timeoutMs: number): { attach(app: FastifyInstance): boole
       return true;
     },
   };
+}
+
+const ADD_ADMIN =
+  "npm run users -- add --email you@example.com --name 'Your Name' --role admin (in the image: node src/cli/users.ts add ...)";
+
+/** What an operator must know of the accounts after a start (contract §7): demo passwords, the first admin. */
+function logAccountsAtStart(app: FastifyInstance, config: Config): void {
+  if (config.env === 'production' && config.seedDemo)
+    app.log.warn(
+      'SEED_DEMO=true under NODE_ENV=production: the demo accounts have a published password, and anyone may sign in as their admin; ' +
+        'set SEED_DEMO=false and disable them (npm run users -- disable --email admin@example.com)',
+    );
+  switch (app.bootstrapAdmin) {
+    case 'created':
+      app.log.info(
+        { email: config.bootstrapAdmin?.email },
+        'created the first admin from BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD; both may now be removed from the environment',
+      );
+      break;
+    case 'email-taken':
+      app.log.warn(
+        `no admin account may sign in, and BOOTSTRAP_ADMIN_EMAIL names an existing account, which was left as it is: enable or add an admin with ${ADD_ADMIN}`,
+      );
+      break;
+    case 'no-admin':
+      app.log.warn(
+        `no admin account may sign in: set BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD (at least 12 characters) and start again, or run ${ADD_ADMIN}`,
+      );
+      break;
+    case 'admin-exists':
+      break;
+  }
 }
 
 /** /metrics on METRICS_HOST:METRICS_PORT (none when the port is 0), closed when the app closes. */

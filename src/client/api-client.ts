@@ -1,4 +1,5 @@
 // The typed API client: fetch-based, for the portal page and for any TypeScript consumer (browser or Node).
+
 import { ApiError } from './api-error.ts';
 import type { CookieJar } from './cookie-jar.ts';
 import { parseRateLimit, parseRetryAfter, type RateLimitState } from './rate-limit-headers.ts';
@@ -17,6 +18,7 @@ import type {
   User,
   WebAuthnJSON,
 } from './types.ts';
+import { solveInSlices, WORK_BITS_MAX, type WorkAsked, type WorkSolver } from './work-solver.ts';
 
 /** Waiting out a 429 or a 503 once, for idempotent (GET) calls only. */
 export interface RetryPolicy {
@@ -40,6 +42,8 @@ export interface ApiClientOptions {
   /** How to wait before a retry; tests pass one that moves a fake clock instead. */
   readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   readonly now?: () => number;
+  /** How `login` solves a LOGIN_BUSY's challenge (contract §15); default: on this thread, in slices. */
+  readonly solveWork?: WorkSolver;
 }
 
 export interface CallOptions {
@@ -47,6 +51,16 @@ export interface CallOptions {
   /** GET calls only: overrides the client's `retry` default for this call. */
   readonly retry?: boolean | RetryPolicy;
 }
+
+export interface LoginOptions extends CallOptions {
+  /** Overrides the client's `solveWork` for this sign-in (the page passes its worker's). */
+  readonly solveWork?: WorkSolver;
+  /** Told before each challenge is solved, with the effort it is solved at. */
+  readonly onWork?: (asked: WorkAsked) => void;
+}
+
+/** A sign-in answered LOGIN_BUSY with a challenge is solved and sent again at most this many times. */
+export const LOGIN_WORK_ROUNDS = 3;
 
 export interface BulkReassignOutcome extends BulkReassignResult {
   /** The bulk budget after this request (`task-bulk`), from the response headers. */
@@ -108,17 +122,36 @@ export class ApiClient {
     return this.token;
   }
 
-  /** Signs in; fetches a CSRF token first if there is none, and keeps the new one the login hands out. */
-  async login(email: string, password: string, options?: CallOptions): Promise<User> {
+  /**
+   * Signs in; fetches a CSRF token first if there is none, and keeps the new one the login hands out.
+   * A LOGIN_BUSY that carries a challenge (a server under a flood, contract §15) is solved and the
+   * sign-in sent again with the solution at once; after a further LOGIN_BUSY the new challenge is
+   * solved with at least one bit more, up to LOGIN_WORK_ROUNDS times. Then the LOGIN_BUSY is thrown.
+   */
+  async login(email: string, password: string, options?: LoginOptions): Promise<User> {
     if (this.token === null) await this.csrf(options);
-    const { data } = await this.send<{ user: User; csrfToken: string }>({
-      method: 'POST',
-      path: '/api/auth/login',
-      body: { email, password },
-      options,
-    });
-    this.token = data.csrfToken;
-    return data.user;
+    let work: { challenge: string; nonce: string } | undefined;
+    let bits = 0;
+    for (let round = 0; ; round++) {
+      try {
+        const { data } = await this.send<{ user: User; csrfToken: string }>({
+          method: 'POST',
+          path: '/api/auth/login',
+          body: work ? { email, password, work } : { email, password },
+          options,
+        });
+        this.token = data.csrfToken;
+        return data.user;
+      } catch (error) {
+        const asked = round < LOGIN_WORK_ROUNDS ? workAskedBy(error) : null;
+        if (asked === null) throw error;
+        bits = Math.min(WORK_BITS_MAX, Math.max(asked.bits, bits + 1));
+        const effort = { challenge: asked.challenge, bits };
+        options?.onWork?.(effort);
+        const solve = options?.solveWork ?? this.options.solveWork ?? solveInSlices;
+        work = { challenge: asked.challenge, nonce: (await solve(effort, options?.signal)).nonce };
+      }
+    }
   }
 
   /**
@@ -361,6 +394,15 @@ async function toApiError(
     rateLimit,
     body,
   });
+}
+
+/** The challenge a LOGIN_BUSY carries, checked; null for any other error or a malformed one. */
+function workAskedBy(error: unknown): WorkAsked | null {
+  if (!(error instanceof ApiError) || error.code !== 'LOGIN_BUSY') return null;
+  const work = error.body?.work as Partial<WorkAsked> | undefined;
+  if (!work || typeof work.challenge !== 'string' || !Number.isInteger(work.bits)) return null;
+  const bits = work.bits as number;
+  return bits >= 1 && bits <= WORK_BITS_MAX ? { challenge: work.challenge, bits } : null;
 }
 
 function queryString(query: Request['query']): string {

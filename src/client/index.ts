@@ -4,6 +4,8 @@ export {
   type ApiClientOptions,
   type BulkReassignOutcome,
   type CallOptions,
+  LOGIN_WORK_ROUNDS,
+  type LoginOptions,
   type RetryPolicy,
 } from './api-client.ts';
 export {
@@ -22,3 +24,13 @@ export {
   type RateLimitState,
 } from './rate-limit-headers.ts';
 export * from './types.ts';
+export {
+  leadingZeroBits,
+  searchNonce,
+  solveInSlices,
+  WORK_BITS_MAX,
+  type WorkAsked,
+  type WorkFound,
+  type WorkSolver,
+  workMessage,
+} from './work-solver.ts';

@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DEVICE_COOKIE, DEVICE_COOKIE_PATH } from '../auth/devices.ts';
 import type { User } from '../db/repositories/users.ts';
+import { servedOverHttps } from './origin.ts';
 import { cookieOptions } from './plugins/csrf.ts';
 import { SESSION_COOKIE } from './plugins/session.ts';
 import { setCookieHeader } from './route-answers.ts';
@@ -29,7 +30,7 @@ export const signedInResponse = {
  */
 export async function signIn(
   app: FastifyInstance,
-  { sessions, devices }: Pick<Services, 'sessions' | 'devices'>,
+  { sessions, devices, config }: Pick<Services, 'sessions' | 'devices' | 'config'>,
   request: FastifyRequest,
   reply: FastifyReply,
   user: User,
@@ -38,7 +39,7 @@ export async function signIn(
   if (previous) await sessions.destroy(previous);
   const session = await sessions.create(user.id);
   reply.setCookie(SESSION_COOKIE, session.cookie, {
-    ...cookieOptions(request),
+    ...cookieOptions(request, config),
     maxAge: session.maxAgeSeconds,
   });
   // Only /api/auth ever receives the device cookie.
@@ -46,7 +47,7 @@ export async function signIn(
     path: DEVICE_COOKIE_PATH,
     httpOnly: true,
     sameSite: 'strict',
-    secure: request.protocol === 'https',
+    secure: servedOverHttps(request, config),
     maxAge: devices.maxAgeSeconds,
   });
   return { user, csrfToken: app.csrf.forSession(session.sessionId) };

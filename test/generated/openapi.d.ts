@@ -626,9 +626,9 @@ export interface paths {
             "Cache-Control": "no-store";
           };
           content: {
-            "application/json": components["schemas"]["Error"] & OneOf<[{
+            "application/json": components["schemas"]["Error"] & (OneOf<[{
               /** @enum {string} */
-              code: "INVALID_JSON";
+              code: "BAD_REQUEST" | "INVALID_JSON";
               message: string;
             }, {
               /** @enum {string} */
@@ -639,7 +639,7 @@ export interface paths {
                   path: string;
                   message: string;
                 }[];
-            }]>;
+            }]>);
           };
         };
         /** @description The CSRF token is missing or invalid, or the role does not allow this. */
@@ -1122,9 +1122,9 @@ export interface paths {
             RateLimit?: string;
           };
           content: {
-            "application/json": components["schemas"]["Error"] & OneOf<[{
+            "application/json": components["schemas"]["Error"] & (OneOf<[{
               /** @enum {string} */
-              code: "INVALID_JSON";
+              code: "BAD_REQUEST" | "INVALID_JSON";
               message: string;
             }, {
               /** @enum {string} */
@@ -1135,7 +1135,7 @@ export interface paths {
                   path: string;
                   message: string;
                 }[];
-            }]>;
+            }]>);
           };
         };
         /** @description No valid session, or wrong credentials. */
@@ -1403,9 +1403,9 @@ export interface paths {
             RateLimit?: string;
           };
           content: {
-            "application/json": components["schemas"]["Error"] & OneOf<[{
+            "application/json": components["schemas"]["Error"] & (OneOf<[{
               /** @enum {string} */
-              code: "INVALID_JSON";
+              code: "BAD_REQUEST" | "INVALID_JSON";
               message: string;
             }, {
               /** @enum {string} */
@@ -1416,7 +1416,7 @@ export interface paths {
                   path: string;
                   message: string;
                 }[];
-            }]>;
+            }]>);
           };
         };
         /** @description No valid session, or wrong credentials. */
@@ -3756,7 +3756,7 @@ export interface paths {
                   /** Format: date-time */
                   at: string;
                   /** @enum {string} */
-                  type: "lock-started" | "admin-reset" | "known-device-refused" | "login-pressure-started" | "login-pressure-ended" | "passkey-added" | "passkey-removed" | "passkey-counter-refused";
+                  type: "lock-started" | "admin-reset" | "known-device-refused" | "login-pressure-started" | "login-pressure-ended" | "account-created" | "account-disabled" | "account-enabled" | "password-set" | "passkey-added" | "passkey-removed" | "passkey-counter-refused";
                   control: string;
                   email: string | null;
                   address: string | null;

@@ -292,6 +292,42 @@ export function storeContract(makeStore: StoreFactory): void {
     }
   });
 
+  describe('claimOnce: take-once', () => {
+    it('grants the first claim of a key and refuses every later one while it lasts', async (t) => {
+      const { clock, store } = await setup(t);
+      assert.equal(await store.claimOnce('work', 'id-1', MINUTE), true);
+      assert.equal(await store.claimOnce('work', 'id-1', MINUTE), false);
+      clock.advance(MINUTE - 1);
+      assert.equal(await store.claimOnce('work', 'id-1', MINUTE), false);
+    });
+
+    it('lasts its time to the millisecond, then the key may be claimed again', async (t) => {
+      const { clock, store } = await setup(t);
+      assert.equal(await store.claimOnce('work', 'id', 10 * SECOND), true);
+      clock.advance(10 * SECOND);
+      assert.equal(await store.claimOnce('work', 'id', 10 * SECOND), true);
+    });
+
+    it('keeps scopes, keys and the budgets apart', async (t) => {
+      const { store } = await setup(t);
+      assert.equal(await store.claimOnce('work', 'k', MINUTE), true);
+      assert.equal(await store.claimOnce('work', 'other', MINUTE), true);
+      assert.equal(await store.claimOnce(log3.name, 'k', MINUTE), true, 'another scope');
+      await store.consume(log3, 'k');
+      await store.reset(log3, 'k');
+      assert.equal(await store.claimOnce('work', 'k', MINUTE), false, 'a reset of a rule leaves claims');
+      assert.equal((await store.peek(log3, 'k')).remaining, 3, 'a claim spends no budget');
+    });
+
+    it('of 50 parallel claims of one key exactly one is granted', async (t) => {
+      const { store } = await setup(t);
+      const granted = await Promise.all(
+        Array.from({ length: 50 }, () => store.claimOnce('work', 'hot', MINUTE)),
+      );
+      assert.equal(granted.filter(Boolean).length, 1);
+    });
+  });
+
   describe('single-use marks', () => {
     it('a mark is taken once, then is gone', async (t) => {
       const { store } = await setup(t);

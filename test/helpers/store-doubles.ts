@@ -76,6 +76,10 @@ export class FakeRemoteStore implements RemoteStore {
     return this.run('locks', () => this.memory.locks(rule, max));
   }
 
+  claimOnce(scope: string, key: string, ttlMs: number): Promise<boolean> {
+    return this.run('claimOnce', () => this.memory.claimOnce(scope, key, ttlMs));
+  }
+
   putOnce(scope: string, key: string, ttlMs: number): Promise<void> {
     return this.run('putOnce', () => this.memory.putOnce(scope, key, ttlMs));
   }

@@ -252,6 +252,14 @@ describe('POST /api/auth/passkey/login', () => {
     assert.equal((await passkeySignIn(app.client(), authenticator, { counter: 8 })).statusCode, 200);
   });
 
+  it('refuses a disabled account’s passkey like any failure', async (t) => {
+    const app = await passkeyApp(t);
+    const { authenticator } = await ownerWithPasskey(app.client, ALICE);
+    await app.database.db.query('UPDATE users SET disabled_at = now() WHERE email = $1', [ALICE]);
+    t.after(() => app.database.db.query('UPDATE users SET disabled_at = NULL'));
+    assertError(await passkeySignIn(app.client(), authenticator), 401, 'INVALID_CREDENTIALS');
+  });
+
   it('counts failures against login-ip and, for a known credential, login-account; then 429 LOGIN_RATE_LIMIT', async (t) => {
     const app = await passkeyApp(t, {
       env: { RATE_LIMIT_LOGIN_IP: '3/15m', RATE_LIMIT_LOGIN_ACCOUNT: '2/15m' },

@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import {
   API_ERROR_CODES,
   BULK_MAX_TASKS,
+  WORK_BITS_MAX as CLIENT_WORK_BITS_MAX,
   type Client as ClientClient,
   type ControlName as ClientControlName,
   type ClientErrorCode,
@@ -13,6 +14,8 @@ import {
   type User as ClientUser,
   CONTROL_NAMES,
   type ControlReport,
+  leadingZeroBits as clientLeadingZeroBits,
+  workMessage as clientWorkMessage,
   type LoginPressure,
   type ServerErrorCode,
   TASK_STATUSES,
@@ -27,6 +30,7 @@ import type { Role, User } from '../../src/db/repositories/users.ts';
 import { ERRORS, type ErrorCode } from '../../src/errors.ts';
 import type { LoginPressureReport } from '../../src/http/routes/login-pressure.ts';
 import { BULK_MAX_TASKS as SERVER_BULK_MAX_TASKS } from '../../src/limits.ts';
+import { leadingZeroBits, WORK_BITS_MAX, workMessage } from '../../src/proved-work.ts';
 import type { RateLimitReport } from '../../src/rate-limit/engine.ts';
 import { CONTROLS, type ControlName } from '../../src/rate-limit/policy.ts';
 
@@ -41,6 +45,13 @@ type DeepMutable<T> = { -readonly [K in keyof T]: T[K] extends object ? DeepMuta
 const sorted = (values: Iterable<string>) => [...values].sort();
 
 describe('client contract', () => {
+  it('solves proved work as the server judges it: the same message, the same count of bits, the same cap', () => {
+    assert.equal(CLIENT_WORK_BITS_MAX, WORK_BITS_MAX);
+    assert.equal(clientWorkMessage('w1.a.b.c', 'z9'), workMessage('w1.a.b.c', 'z9'));
+    for (const bytes of [[0x80], [0x01, 0xff], [0, 0, 0x20], [0, 0, 0, 0, 0]])
+      assert.equal(clientLeadingZeroBits(Uint8Array.from(bytes)), leadingZeroBits(Uint8Array.from(bytes)));
+  });
+
   it('names every error code of the server table, and no other', () => {
     sameType<ServerErrorCode, ErrorCode>(true);
     assert.deepEqual(sorted(API_ERROR_CODES), sorted(Object.keys(ERRORS)));

@@ -72,6 +72,42 @@ describe('loadConfig defaults', () => {
   it('turns the demo seed off with SEED_DEMO=false', () => {
     assert.equal(loadConfig({ SEED_DEMO: 'false' }).seedDemo, false);
   });
+
+  it('seeds no demo data under NODE_ENV=production unless SEED_DEMO=true asks for it', () => {
+    const production = { NODE_ENV: 'production', SESSION_SECRET: SECRET };
+    assert.equal(loadConfig(production).seedDemo, false);
+    assert.equal(loadConfig({ ...production, SEED_DEMO: 'true' }).seedDemo, true);
+  });
+});
+
+describe('loadConfig BOOTSTRAP_ADMIN_*', () => {
+  const PASSWORD = 'twelve chars';
+
+  it('is null when neither is set, and reads both when both are', () => {
+    assert.equal(loadConfig({}).bootstrapAdmin, null);
+    assert.deepEqual(
+      loadConfig({ BOOTSTRAP_ADMIN_EMAIL: ' root@example.org ', BOOTSTRAP_ADMIN_PASSWORD: PASSWORD })
+        .bootstrapAdmin,
+      { email: 'root@example.org', password: PASSWORD },
+    );
+  });
+
+  it('names each variable that is missing, too short or no email, and never prints the password', () => {
+    assert.deepEqual(problemsOf({ BOOTSTRAP_ADMIN_EMAIL: 'root@example.org' }), [
+      'BOOTSTRAP_ADMIN_PASSWORD is required when BOOTSTRAP_ADMIN_EMAIL is set',
+    ]);
+    assert.deepEqual(problemsOf({ BOOTSTRAP_ADMIN_PASSWORD: PASSWORD }), [
+      'BOOTSTRAP_ADMIN_EMAIL is required when BOOTSTRAP_ADMIN_PASSWORD is set',
+    ]);
+    const problems = problemsOf({ BOOTSTRAP_ADMIN_EMAIL: 'root', BOOTSTRAP_ADMIN_PASSWORD: 'short-secret' });
+    assert.deepEqual(problems, ['BOOTSTRAP_ADMIN_EMAIL="root" is invalid: expected an email address']);
+    const tooShort = problemsOf({
+      BOOTSTRAP_ADMIN_EMAIL: 'r@x.org',
+      BOOTSTRAP_ADMIN_PASSWORD: 'eleven-char',
+    });
+    assert.deepEqual(tooShort, ['BOOTSTRAP_ADMIN_PASSWORD is too short: expected at least 12 characters']);
+    assert.ok(!tooShort.join('\n').includes('eleven-char'));
+  });
 });
 
 describe('loadConfig rate-limit budgets', () => {
@@ -346,5 +382,38 @@ describe('loadConfig METRICS_PORT and METRICS_HOST', () => {
     assert.match(clash[0]!, /^METRICS_PORT=8080 is PORT too/);
     // PORT=0 picks a free port, which can never be METRICS_PORT's; two zeros are no clash either.
     assert.equal(loadConfig({ PORT: '0', METRICS_PORT: '0' }).metrics.port, 0);
+  });
+});
+
+describe('loadConfig PUBLIC_ORIGIN', () => {
+  it('is unset by default, and read as a normalized origin', () => {
+    assert.equal(loadConfig({}).publicOrigin, null);
+    for (const [value, origin] of [
+      ['https://portal.example.com', 'https://portal.example.com'],
+      ['https://Portal.Example.com/', 'https://portal.example.com'],
+      ['http://localhost:8080', 'http://localhost:8080'],
+      ['https://portal.example.com:443', 'https://portal.example.com'],
+      ['http://[::1]:8080', 'http://[::1]:8080'],
+    ]) {
+      assert.equal(loadConfig({ PUBLIC_ORIGIN: value! }).publicOrigin, origin, value);
+    }
+  });
+
+  it('names PUBLIC_ORIGIN for anything but scheme://host[:port]', () => {
+    for (const value of [
+      'portal.example.com',
+      'ftp://portal.example.com',
+      'https://portal.example.com/app',
+      'https://portal.example.com?x=1',
+      'https://portal.example.com#x',
+      'https://user:pw@portal.example.com',
+      'https://portal.example.com:99999',
+      'https://',
+      'null',
+    ]) {
+      const problems = problemsOf({ PUBLIC_ORIGIN: value });
+      assert.equal(problems.length, 1, value);
+      assert.match(problems[0]!, /^PUBLIC_ORIGIN=.* is invalid: expected an origin such as https:\/\//);
+    }
   });
 });

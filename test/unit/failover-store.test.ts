@@ -243,6 +243,22 @@ describe('FailoverStore, RATE_LIMIT_STORE_FAILURE=closed', () => {
   });
 });
 
+describe('FailoverStore claimOnce while the remote store is down', () => {
+  for (const mode of ['local', 'open', 'closed'] as const) {
+    it(`grants no claim in ${mode} mode (never locally: an id would be usable once per instance), and never throws`, async (t) => {
+      const { remote, store, clock } = setup(t, mode);
+      remote.fail();
+      assert.equal(await store.claimOnce('work', 'id', 60_000), false, 'the failing call');
+      assert.equal(await store.claimOnce('work', 'id-2', 60_000), false, 'during the outage');
+      remote.recover();
+      clock.advance(RETRY_MS);
+      await store.claimOnce('work', 'id-3', 60_000); // starts the probe
+      await settle();
+      assert.equal(await store.claimOnce('work', 'id-2', 60_000), true, 'granted again once it is back');
+    });
+  }
+});
+
 describe('FailoverStore readiness', () => {
   it('a failed readiness ping starts the outage like a failed request', async (t) => {
     const { remote, events, readiness } = setup(t, 'local');

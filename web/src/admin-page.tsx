@@ -9,6 +9,8 @@ import {
   lockKey,
   subjectOf,
 } from './admin-wording.ts';
+import { useDocumentTitle } from './page-title.ts';
+import { VIEW_LABELS } from './portal-view.ts';
 import { useLoadTrouble } from './use-load-trouble.ts';
 import { useLoginLocks } from './use-login-locks.ts';
 import { useLoginPressure } from './use-login-pressure.ts';
@@ -25,6 +27,7 @@ interface Props {
 export function AdminPage({ client, user, onSignedOut }: Props) {
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => heading.current?.focus(), []);
+  useDocumentTitle(VIEW_LABELS.admin);
   const trouble = useLoadTrouble(onSignedOut);
   const events = useSecurityEvents(client, trouble);
   const locks = useLoginLocks(client, trouble, onSignedOut, events.refresh);
@@ -40,7 +43,7 @@ export function AdminPage({ client, user, onSignedOut }: Props) {
   return (
     <section aria-labelledby="admin-title">
       <h1 id="admin-title" tabIndex={-1} ref={heading}>
-        Admin
+        {VIEW_LABELS.admin}
       </h1>
       <p class="hint">Signed in as {user.email}.</p>
       {pause && (

@@ -7,6 +7,10 @@ export const EVENT_LABELS: Readonly<Record<SecurityEventType, string>> = {
   'known-device-refused': 'Known device refused',
   'login-pressure-started': 'Sign-in under pressure: attempts turned away',
   'login-pressure-ended': 'Sign-in pressure over',
+  'account-created': 'Account created',
+  'account-disabled': 'Account disabled (signed out everywhere)',
+  'account-enabled': 'Account enabled again',
+  'password-set': 'Password set',
   'passkey-added': 'Passkey added',
   'passkey-removed': 'Passkey removed',
   'passkey-counter-refused': 'Passkey refused: its counter went back (a cloned authenticator?)',
@@ -18,6 +22,8 @@ export const CONTROL_LABELS: Readonly<Record<string, string>> = {
   'login-ip': 'Network address',
   'login-device': 'Known device',
   'login-gate': 'Sign-in load',
+  'users-cli': 'Account command line',
+  'bootstrap-admin': 'First admin at start',
   passkey: 'Passkey',
 };
 

@@ -4,6 +4,7 @@ import { type ApiClient, isApiError, type User } from '../../src/client/index.ts
 import { AdminPage } from './admin-page.tsx';
 import { retryDeadline } from './deadline.ts';
 import { LoginPage } from './login-page.tsx';
+import { PORTAL_NAME, useDocumentTitle } from './page-title.ts';
 import { VIEW_HASHES, VIEW_LABELS, viewFromHash, viewsFor } from './portal-view.ts';
 import { TasksPage } from './tasks-page.tsx';
 import { useCountdown } from './use-countdown.ts';
@@ -60,7 +61,7 @@ export function App({ client }: { client: ApiClient }) {
   return (
     <>
       <header class="top-bar">
-        <span class="brand">Task portal</span>
+        <span class="brand">{PORTAL_NAME}</span>
         {views.length > 1 && (
           <nav class="sections" aria-label="Portal pages">
             {views.map((item) => (
@@ -85,7 +86,7 @@ export function App({ client }: { client: ApiClient }) {
         </p>
       )}
       <main>
-        {session.kind === 'checking' && <p aria-busy="true">Loading…</p>}
+        {session.kind === 'checking' && <Checking />}
         {session.kind === 'signed-out' && (
           <LoginPage
             client={client}
@@ -118,8 +119,15 @@ function useHash(): string {
   return hash;
 }
 
+/** Finding out who is signed in: the portal's name alone as the title until a view is known. */
+function Checking() {
+  useDocumentTitle(null);
+  return <p aria-busy="true">Loading…</p>;
+}
+
 /** The portal could not start: why, how long to wait, and a way to try again. */
 function Unavailable({ text, until, retry }: { text: string; until: number | null; retry: () => void }) {
+  useDocumentTitle('Not available');
   const wait = useCountdown(until);
   return (
     <section class="card narrow" aria-labelledby="unavailable-title">

@@ -3,6 +3,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { type ApiClient, ApiError, isApiError, type User } from '../../src/client/index.ts';
 import { normaliseEmail } from '../../src/email.ts';
 import { retryDeadline } from './deadline.ts';
+import { fieldErrorProps } from './field-error.ts';
+import { useDocumentTitle } from './page-title.ts';
 import { useCountdown } from './use-countdown.ts';
 import { describeError, duration } from './wording.ts';
 
@@ -14,6 +16,8 @@ interface Refusal {
   readonly account: string | null;
   /** The server was too busy to check (LOGIN_BUSY): these credentials are sent again once by themselves. */
   readonly retryWith: Credentials | null;
+  /** The email and password were refused as they are (one generic message for both, no enumeration). */
+  readonly wrongCredentials: boolean;
 }
 
 interface Credentials {
@@ -36,6 +40,7 @@ export function LoginPage({ client, notice, onSignedIn }: Props) {
   const wait = useCountdown(refusal?.until ?? null);
   const heading = useRef<HTMLHeadingElement>(null);
   const passwordInput = useRef<HTMLInputElement>(null);
+  useDocumentTitle('Sign in');
 
   useEffect(() => {
     heading.current?.focus();
@@ -44,6 +49,7 @@ export function LoginPage({ client, notice, onSignedIn }: Props) {
   }, [client]);
 
   const attempt = async (credentials: Credentials, automatic: boolean) => {
+    if (busy) return;
     setBusy(true);
     setRefusal(null);
     try {
@@ -59,10 +65,12 @@ export function LoginPage({ client, notice, onSignedIn }: Props) {
         until: retryDeadline(error),
         account: accountOnly ? normaliseEmail(credentials.email) : null,
         retryWith: busyServer && !automatic ? credentials : null,
+        wrongCredentials: isApiError(error, 'INVALID_CREDENTIALS'),
       });
+      // The password field takes focus on every refusal: the button may be disabled by a wait.
+      passwordInput.current?.focus();
       if (busyServer) return;
       setPassword('');
-      passwordInput.current?.focus();
     }
   };
 
@@ -78,6 +86,8 @@ export function LoginPage({ client, notice, onSignedIn }: Props) {
 
   // A lock on one account leaves the form open for another; a lock on the network does not.
   const locked = wait > 0 && (refusal?.account == null || refusal.account === normaliseEmail(email));
+  // Both fields carry the one generic message; only a refusal of the credentials marks them invalid.
+  const fieldError = fieldErrorProps(refusal?.wrongCredentials ?? false, refusal ? 'login-error' : null);
   return (
     <section class="card narrow" aria-labelledby="login-title">
       <h1 id="login-title" tabIndex={-1} ref={heading}>
@@ -92,6 +102,7 @@ export function LoginPage({ client, notice, onSignedIn }: Props) {
             type="email"
             autocomplete="username"
             required
+            {...fieldError}
             value={email}
             onInput={(event) => setEmail(event.currentTarget.value)}
           />
@@ -103,6 +114,7 @@ export function LoginPage({ client, notice, onSignedIn }: Props) {
             type="password"
             autocomplete="current-password"
             required
+            {...fieldError}
             ref={passwordInput}
             value={password}
             onInput={(event) => setPassword(event.currentTarget.value)}
@@ -121,7 +133,8 @@ export function LoginPage({ client, notice, onSignedIn }: Props) {
               <p>You can try again now.</p>
             ))}
         </div>
-        <button type="submit" disabled={busy || locked}>
+        {/* Not disabled while signing in, so that focus stays on it; a second press waits for the first. */}
+        <button type="submit" disabled={locked} aria-disabled={busy ? 'true' : undefined}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
       </form>

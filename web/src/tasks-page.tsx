@@ -2,6 +2,8 @@
 import { useEffect, useRef } from 'preact/hooks';
 import type { ApiClient, Task, User } from '../../src/client/index.ts';
 import { BulkPanel } from './bulk-panel.tsx';
+import { useDocumentTitle } from './page-title.ts';
+import { VIEW_LABELS } from './portal-view.ts';
 import { MAX_SELECTED } from './selection.ts';
 import { type Filters, TaskFilters } from './task-filters.tsx';
 import { TaskTable } from './task-table.tsx';
@@ -25,6 +27,7 @@ const FIRST_FILTERS: Filters = { limit: 50 };
 export function TasksPage({ client, user, onSignedOut }: Props) {
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => heading.current?.focus(), []);
+  useDocumentTitle(VIEW_LABELS.tasks);
   // In this order, the page's first requests are the budget, the employees, the clients, then the tasks.
   const bulkBudget = useBulkBudget(client);
   const trouble = useLoadTrouble(onSignedOut);
@@ -56,7 +59,7 @@ export function TasksPage({ client, user, onSignedOut }: Props) {
   return (
     <section aria-labelledby="tasks-title">
       <h1 id="tasks-title" tabIndex={-1} ref={heading}>
-        Tasks
+        {VIEW_LABELS.tasks}
       </h1>
       <p class="hint">Signed in as {user.email}.</p>
       {pause && (

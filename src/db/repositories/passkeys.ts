@@ -25,6 +25,8 @@ export interface StoredCredential {
   readonly user: User;
   /** The account's WebAuthn user handle (base64url), which a discoverable credential returns. */
   readonly userHandle: string | null;
+  /** When the account was disabled (epoch ms), or null: see accountMaySignIn. */
+  readonly disabledAt: number | null;
 }
 
 /** A credential to store, as the registration's verification found it. */
@@ -162,10 +164,11 @@ export class PasskeysRepository {
         counter: string | number | bigint;
         transports: string[];
         passkey_handle: string | null;
+        disabled_at: Date | string | null;
       }
     >(
       `SELECT p.id AS passkey_id, p.credential_id, p.public_key, p.counter, p.transports,
-              u.id, u.email, u.name, u.role, u.passkey_handle
+              u.id, u.email, u.name, u.role, u.passkey_handle, u.disabled_at
          FROM passkeys p JOIN users u ON u.id = p.user_id
         WHERE p.credential_id = $1`,
       [credentialId],
@@ -179,6 +182,7 @@ export class PasskeysRepository {
       transports: row.transports,
       user: { id: row.id, email: row.email, name: row.name, role: row.role },
       userHandle: row.passkey_handle,
+      disabledAt: row.disabled_at === null ? null : new Date(row.disabled_at).getTime(),
     };
   }
 

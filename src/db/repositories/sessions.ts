@@ -1,6 +1,6 @@
 // Server-side sessions, keyed by the digest of the session id, so any instance can serve any user.
 import type { Queryable } from '../database.ts';
-import type { User } from './users.ts';
+import { maySignInSql, type User } from './users.ts';
 
 export interface SessionRecord {
   user: User;
@@ -23,14 +23,18 @@ export class SessionsRepository {
     );
   }
 
-  /** The session with this digest and its user, or null when absent or expired at `now`. */
+  /**
+   * The session with this digest and its user, or null when absent, expired at `now`, or its
+   * account may no longer sign in (disabled: its sessions are deleted then, and one a login
+   * created meanwhile is refused here).
+   */
   async find(idHash: string, now: Date): Promise<SessionRecord | null> {
     const [row] = await this.db.query<
       User & { expires_at: Date | string; signed_in_at: Date | string | null }
     >(
       `SELECT u.id, u.email, u.name, u.role, s.expires_at, s.signed_in_at
          FROM sessions s JOIN users u ON u.id = s.user_id
-        WHERE s.id_hash = $1 AND s.expires_at > $2`,
+        WHERE s.id_hash = $1 AND s.expires_at > $2 AND ${maySignInSql('u')}`,
       [idHash, now.toISOString()],
     );
     if (!row) return null;
@@ -44,6 +48,12 @@ export class SessionsRepository {
 
   async delete(idHash: string): Promise<void> {
     await this.db.query('DELETE FROM sessions WHERE id_hash = $1', [idHash]);
+  }
+
+  /** Ends every session of the user (a disabled account); answers how many there were. */
+  async deleteForUser(userId: number): Promise<number> {
+    const rows = await this.db.query('DELETE FROM sessions WHERE user_id = $1 RETURNING 1', [userId]);
+    return rows.length;
   }
 
   /**

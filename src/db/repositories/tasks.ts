@@ -1,5 +1,6 @@
 // Tasks: filtered keyset pagination, one task, and bulk reassignment in one SQL statement.
 import type { Queryable } from '../database.ts';
+import { maySignInSql } from './users.ts';
 
 /** Every task status, in the order people read them; the schemas, the seed and the client follow this list. */
 export const TASK_STATUSES = ['open', 'in_progress', 'done'] as const;
@@ -50,7 +51,7 @@ const toTask = (row: TaskRow): Task => ({
 /*
  * Bulk reassignment as one statement, hence one round trip and one atomic change: number the
  * input, keep the first occurrence of each id, update those tasks only when the assignee is an
- * existing employee, and report every input position in order.
+ * existing employee who may sign in (a disabled account is no target), and report every input position in order.
  */
 const BULK_REASSIGN_SQL = `
 WITH input AS (
@@ -58,7 +59,7 @@ WITH input AS (
 ), firsts AS (
   SELECT id, min(ord) AS ord FROM input GROUP BY id
 ), assignee AS (
-  SELECT id FROM users WHERE id = $2 AND role = 'employee'
+  SELECT id FROM users u WHERE id = $2 AND role = 'employee' AND ${maySignInSql('u')}
 ), updated AS (
   UPDATE tasks SET assignee_id = $2, updated_at = now()
    WHERE id IN (SELECT id FROM firsts) AND EXISTS (SELECT 1 FROM assignee)

@@ -1,8 +1,10 @@
-// Users: lookups by email and id, and the list of reassignment targets.
+// Users: lookups by email and id, who may sign in, the list of reassignment targets, and account changes.
 import { normaliseEmail } from '../../email.ts';
 import type { Queryable } from '../database.ts';
 
 export type Role = 'employee' | 'admin';
+
+export const ROLES: readonly Role[] = ['employee', 'admin'];
 
 export interface User {
   id: number;
@@ -11,14 +13,36 @@ export interface User {
   role: Role;
 }
 
+/** An account as the account command line lists it. */
+export interface Account extends User {
+  /** When the account was disabled (epoch ms); null while it may sign in. */
+  disabledAt: number | null;
+}
+
 const COLUMNS = 'id, email, name, role';
+
+/**
+ * THE rule of who may sign in, as SQL on the users table aliased `alias`: an account that is not
+ * disabled. Sessions, reassignment targets and the admin check all filter with it.
+ */
+export const maySignInSql = (alias: string): string => `${alias}.disabled_at IS NULL`;
+
+/** The same rule for an account already read (password login reads it with its hash). */
+export function accountMaySignIn(account: { readonly disabledAt: number | null }): boolean {
+  return account.disabledAt === null;
+}
 
 export interface Credentials {
   user: User;
   passwordHash: string;
   /** Device cookies issued at or before this time (epoch ms) are revoked; null when none are. */
   devicesValidAfter: number | null;
+  /** When the account was disabled (epoch ms), or null: see accountMaySignIn. */
+  disabledAt: number | null;
 }
+
+type Timestamp = Date | string | null;
+const epochMs = (value: Timestamp): number | null => (value === null ? null : new Date(value).getTime());
 
 export class UsersRepository {
   private readonly db: Queryable;
@@ -31,28 +55,46 @@ export class UsersRepository {
    * The user whose email has the same normal form (see normaliseEmail) and their password hash, or
    * null. SQL's lower() narrows the search; the normal form decides, because lower() and
    * JavaScript's case folding disagree on a few characters (U+0130 `İ`), and the login-failure
-   * limiter keys accounts by the normal form.
+   * limiter keys accounts by the normal form. A disabled account is found too: the login checks its
+   * password all the same and then refuses it (accountMaySignIn), as it would a wrong password.
    */
   async findCredentials(email: string): Promise<Credentials | null> {
     const row = await this.findRow(email);
     if (!row) return null;
-    const { password_hash: passwordHash, devices_valid_after: validAfter, ...user } = row;
+    const {
+      password_hash: passwordHash,
+      devices_valid_after: validAfter,
+      disabled_at: disabledAt,
+      ...user
+    } = row;
     return {
       user,
       passwordHash,
-      devicesValidAfter: validAfter === null ? null : new Date(validAfter).getTime(),
+      devicesValidAfter: epochMs(validAfter),
+      disabledAt: epochMs(disabledAt),
     };
+  }
+
+  /**
+   * Whether the account `userId` names may sign in now (it exists and is not disabled): the check
+   * every way of signing in makes (password, passkey) before it starts a session.
+   */
+  async maySignIn(userId: number): Promise<boolean> {
+    const rows = await this.db.query<{ id: number }>(
+      `SELECT u.id FROM users u WHERE u.id = $1 AND ${maySignInSql('u')}`,
+      [userId],
+    );
+    return rows.length > 0;
   }
 
   /** When the user's device cookies were last revoked (epoch ms), or null; undefined when no such user. */
   async devicesValidAfter(userId: number): Promise<number | null | undefined> {
-    const rows = await this.db.query<{ devices_valid_after: Date | string | null }>(
+    const rows = await this.db.query<{ devices_valid_after: Timestamp }>(
       'SELECT devices_valid_after FROM users WHERE id = $1',
       [userId],
     );
     if (rows.length === 0) return undefined;
-    const validAfter = rows[0]!.devices_valid_after;
-    return validAfter === null ? null : new Date(validAfter).getTime();
+    return epochMs(rows[0]!.devices_valid_after);
   }
 
   /** Revokes every device cookie of the account `email` names that was issued at or before `at`. */
@@ -68,10 +110,11 @@ export class UsersRepository {
   private async findRow(email: string) {
     const normal = normaliseEmail(email);
     const rows = await this.db.query<
-      User & { password_hash: string; devices_valid_after: Date | string | null }
-    >(`SELECT ${COLUMNS}, password_hash, devices_valid_after FROM users WHERE lower(email) = lower($1)`, [
-      normal,
-    ]);
+      User & { password_hash: string; devices_valid_after: Timestamp; disabled_at: Timestamp }
+    >(
+      `SELECT ${COLUMNS}, password_hash, devices_valid_after, disabled_at FROM users WHERE lower(email) = lower($1)`,
+      [normal],
+    );
     return rows.find((candidate) => normaliseEmail(candidate.email) === normal) ?? null;
   }
 
@@ -79,7 +122,66 @@ export class UsersRepository {
     await this.db.query('UPDATE users SET password_hash = $2 WHERE id = $1', [userId, passwordHash]);
   }
 
+  /** The reassignment targets: employees that may sign in. */
   async listEmployees(): Promise<User[]> {
-    return this.db.query<User>(`SELECT ${COLUMNS} FROM users WHERE role = 'employee' ORDER BY name, id`);
+    return this.db.query<User>(
+      `SELECT ${COLUMNS} FROM users u WHERE role = 'employee' AND ${maySignInSql('u')} ORDER BY name, id`,
+    );
+  }
+
+  /** Whether some admin account may sign in (a start without one creates or asks for the first). */
+  async hasActiveAdmin(): Promise<boolean> {
+    const rows = await this.db.query<{ id: number }>(
+      `SELECT u.id FROM users u WHERE role = 'admin' AND ${maySignInSql('u')} LIMIT 1`,
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * Creates an account under the email's normal form; null when that email already names one
+   * (by the normal form, or by the unique index on lower(email) when another writer won a race).
+   */
+  async create(account: {
+    email: string;
+    name: string;
+    role: Role;
+    passwordHash: string;
+  }): Promise<User | null> {
+    if (await this.findRow(account.email)) return null;
+    const [row] = await this.db.query<User>(
+      `INSERT INTO users (email, name, role, password_hash) VALUES ($1, $2, $3, $4)
+       ON CONFLICT ((lower(email))) DO NOTHING RETURNING ${COLUMNS}`,
+      [normaliseEmail(account.email), account.name, account.role, account.passwordHash],
+    );
+    return row ?? null;
+  }
+
+  /**
+   * Disables the account at `at` (epoch ms) and revokes its device cookies issued until then;
+   * false when it was disabled already. Its sessions are the sessions repository's to delete.
+   */
+  async disable(userId: number, at: number): Promise<boolean> {
+    const rows = await this.db.query(
+      'UPDATE users SET disabled_at = $2, devices_valid_after = $2 WHERE id = $1 AND disabled_at IS NULL RETURNING id',
+      [userId, new Date(at).toISOString()],
+    );
+    return rows.length > 0;
+  }
+
+  /** Lets a disabled account sign in again; false when it was not disabled. */
+  async enable(userId: number): Promise<boolean> {
+    const rows = await this.db.query(
+      'UPDATE users SET disabled_at = NULL WHERE id = $1 AND disabled_at IS NOT NULL RETURNING id',
+      [userId],
+    );
+    return rows.length > 0;
+  }
+
+  /** Every account, by id. */
+  async list(): Promise<Account[]> {
+    const rows = await this.db.query<User & { disabled_at: Timestamp }>(
+      `SELECT ${COLUMNS}, disabled_at FROM users ORDER BY id`,
+    );
+    return rows.map(({ disabled_at, ...user }) => ({ ...user, disabledAt: epochMs(disabled_at) }));
   }
 }

@@ -2,7 +2,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { csrfTokenFor, newSecret, tokensEqual } from '../../auth/tokens.ts';
+import type { Config } from '../../config.ts';
 import { ApiError } from '../../errors.ts';
+import { ownOrigin, servedOverHttps } from '../origin.ts';
 
 export const CSRF_COOKIE = 'tp_csrf';
 // Exported for the OpenAPI document's security scheme.
@@ -22,8 +24,8 @@ declare module 'fastify' {
   }
 }
 
-export const csrfPlugin = fp<{ secret: string }>(
-  async (app, { secret }) => {
+export const csrfPlugin = fp<{ secret: string; config: Pick<Config, 'publicOrigin'> }>(
+  async (app, { secret, config }) => {
     const expectedToken = (request: FastifyRequest): string | null => {
       if (request.sessionId) return csrfTokenFor(secret, 'session', request.sessionId);
       const preSession = request.cookies[CSRF_COOKIE];
@@ -36,7 +38,7 @@ export const csrfPlugin = fp<{ secret: string }>(
         let preSession = request.cookies[CSRF_COOKIE];
         if (!preSession || preSession.length > 64) {
           preSession = newSecret();
-          reply.setCookie(CSRF_COOKIE, preSession, cookieOptions(request));
+          reply.setCookie(CSRF_COOKIE, preSession, cookieOptions(request, config));
         }
         return csrfTokenFor(secret, 'pre-session', preSession);
       },
@@ -49,7 +51,7 @@ export const csrfPlugin = fp<{ secret: string }>(
     const csrfProblem = (request: FastifyRequest): ApiError | null => {
       if (request.headers['sec-fetch-site'] === 'cross-site') return new ApiError('CSRF_INVALID');
       const origin = request.headers.origin;
-      if (origin !== undefined && !sameOrigin(origin, `${request.protocol}://${request.host}`)) {
+      if (origin !== undefined && !sameOrigin(origin, ownOrigin(request, config))) {
         return new ApiError('CSRF_INVALID');
       }
       const sent = request.headers[CSRF_HEADER];
@@ -72,12 +74,17 @@ export const csrfPlugin = fp<{ secret: string }>(
   { name: 'csrf', dependencies: ['session'] },
 );
 
-export function cookieOptions(request: FastifyRequest) {
-  return { path: '/', httpOnly: true, sameSite: 'lax', secure: request.protocol === 'https' } as const;
+/** The session and CSRF cookies' options: `Secure` whenever the browser reaches us over HTTPS. */
+export function cookieOptions(request: FastifyRequest, config: Pick<Config, 'publicOrigin'>) {
+  return { path: '/', httpOnly: true, sameSite: 'lax', secure: servedOverHttps(request, config) } as const;
 }
 
-/** Compares origins as URLs do (`http://host:80` is `http://host`); `null` and garbage never match. */
-function sameOrigin(origin: string, own: string): boolean {
+/**
+ * Compares a browser's Origin with ours (already normalized) as URLs do (`http://host:80` is
+ * `http://host`); `null`, garbage and a request that names no host of ours never match.
+ */
+function sameOrigin(origin: string, own: string | null): boolean {
+  if (own === null) return false;
   if (origin === own) return true;
   try {
     return new URL(origin).origin === new URL(own).origin;

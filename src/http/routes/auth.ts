@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { DEVICE_COOKIE, DeviceCookies } from '../../auth/devices.ts';
 import { SHARED } from '../../auth/hash-gate.ts';
+import { accountMaySignIn } from '../../db/repositories/users.ts';
 import { ApiError, errorBody } from '../../errors.ts';
 import { CSRF_COOKIE, cookieOptions } from '../plugins/csrf.ts';
 import { sendRefusal } from '../plugins/rate-limit.ts';
@@ -72,11 +73,13 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
       );
       // Shed: no place in the queue and no hash, but the 503 waits out the bound (see HashGate.hold).
       if (admission.shed) return sendLoginBusy(reply, await loginGate.hold());
+      // The login plan's flow, which the rate-limit plugin gives this route when it is registered.
+      const flow = request.routeOptions.config.loginFlow!;
+      // The account has as many known-device attempts waiting as it may: refused before any check or count.
+      if (admission.ticket === null) return sendRefusal(reply, flow.backlogFull(admission.retryAfter));
       const { ticket } = admission;
       try {
         credentials ??= await users.findCredentials(email);
-        // The login plan's flow, which the rate-limit plugin gives this route when it is registered.
-        const flow = request.routeOptions.config.loginFlow!;
         const attempt = await flow.attempt(request.caller, email, known ? claim!.deviceId : null);
         if (attempt.refused) return sendRefusal(reply, attempt.refused);
         const turn = await ticket.turn;
@@ -85,7 +88,10 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
           await attempt.release();
           return sendLoginBusy(reply, turn.retryAfter);
         }
-        const ok = await ticket.run(() => passwords.check(password, credentials?.passwordHash ?? null));
+        const matches = await ticket.run(() => passwords.check(password, credentials?.passwordHash ?? null));
+        // A disabled account is refused after the same check, and counted as the same failure: its
+        // answer tells nothing a wrong password would not.
+        const ok = matches && credentials != null && accountMaySignIn(credentials);
         // Hashes made at an older cost are redone now, on the same slot: a wrong password for such an
         // account would otherwise answer faster than an unknown email (checked at today's cost).
         const rehashed =
@@ -119,7 +125,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
     handler: async (request, reply) => {
       await sessions.destroy(request.cookies[SESSION_COOKIE]!);
       // The device cookie stays: this browser remains a known device of the account.
-      reply.clearCookie(SESSION_COOKIE, cookieOptions(request));
+      reply.clearCookie(SESSION_COOKIE, cookieOptions(request, services.config));
       return reply.code(204).send();
     },
   });

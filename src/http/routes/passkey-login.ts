@@ -1,7 +1,8 @@
 // Signing in with a passkey (contract §14): options with a single-use challenge, then the signed answer.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { type AuthenticationResponseJSON, relyingParty } from '../../auth/passkeys.ts';
+import type { AuthenticationResponseJSON } from '../../auth/passkeys.ts';
 import type { StoredCredential } from '../../db/repositories/passkeys.ts';
+import { accountMaySignIn } from '../../db/repositories/users.ts';
 import { normaliseEmail } from '../../email.ts';
 import { ApiError } from '../../errors.ts';
 import { CSRF_COOKIE } from '../plugins/csrf.ts';
@@ -10,7 +11,7 @@ import { errorResponses } from '../schemas.ts';
 import type { Services } from '../services.ts';
 import { signedInResponse, signIn } from '../sign-in.ts';
 import { authenticationResponseSchema, requestOptionsSchema } from '../webauthn-schemas.ts';
-import { serviceOrigin } from './passkeys.ts';
+import { relyingPartyOf } from './passkeys.ts';
 
 /**
  * What a challenge is bound to: what the caller's CSRF token is bound to, its session or, signed
@@ -24,7 +25,7 @@ export async function passkeyLoginRoutes(
   app: FastifyInstance,
   { services }: { services: Services },
 ): Promise<void> {
-  const { passkeys, ceremonies, securityEvents, clock } = services;
+  const { passkeys, ceremonies, securityEvents, clock, config } = services;
 
   /**
    * Whether the answer signs in as the stored credential's account: the signature, origin, RP ID,
@@ -37,11 +38,15 @@ export async function passkeyLoginRoutes(
     challenge: string,
     stored: StoredCredential,
   ): Promise<boolean> => {
-    // TODO: refuse a disabled account here with the users repository's "may sign in" check once
-    // the accounts work that adds it is on main.
-    const rp = relyingParty(serviceOrigin(request));
+    const rp = relyingPartyOf(request, config);
+    if (rp === null) return false;
     const outcome = await ceremonies.verifyAssertion(rp, response, challenge, stored);
-    if (outcome.ok) return passkeys.recordUse(stored.id, stored.counter, outcome.counter, clock.now());
+    // A disabled account signs in by no means: refused after the same check, as the same failure.
+    if (outcome.ok)
+      return (
+        accountMaySignIn(stored) &&
+        passkeys.recordUse(stored.id, stored.counter, outcome.counter, clock.now())
+      );
     if (outcome.cloned)
       securityEvents.record({
         type: 'passkey-counter-refused',
@@ -57,10 +62,13 @@ export async function passkeyLoginRoutes(
       tags: ['auth'],
       summary:
         'Request options for a passkey sign-in: a fresh challenge that works once, for 5 minutes, for this browser',
-      response: { 200: requestOptionsSchema },
+      response: { 200: requestOptionsSchema, ...errorResponses('BAD_REQUEST') },
     },
-    handler: async (request) =>
-      ceremonies.signInOptions(relyingParty(serviceOrigin(request)), bindingOf(request)),
+    handler: async (request) => {
+      const rp = relyingPartyOf(request, config);
+      if (rp === null) throw new ApiError('BAD_REQUEST');
+      return ceremonies.signInOptions(rp, bindingOf(request));
+    },
   });
 
   app.post<{ Body: { response: AuthenticationResponseJSON } }>('/api/auth/passkey/login', {

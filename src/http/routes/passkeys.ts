@@ -1,9 +1,16 @@
 // A signed-in user's passkeys (contract §14): list, register (after a recent sign-in), rename, remove.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { REAUTH_WINDOW_MS, type RegistrationResponseJSON, relyingParty } from '../../auth/passkeys.ts';
+import {
+  REAUTH_WINDOW_MS,
+  type RegistrationResponseJSON,
+  type RelyingParty,
+  relyingParty,
+} from '../../auth/passkeys.ts';
+import type { Config } from '../../config.ts';
 import { normaliseEmail } from '../../email.ts';
 import { ApiError } from '../../errors.ts';
 import { PASSKEYS_MAX } from '../../limits.ts';
+import { ownOrigin } from '../origin.ts';
 import { errorResponses, idSchema } from '../schemas.ts';
 import type { Services } from '../services.ts';
 import {
@@ -28,19 +35,25 @@ const byId = {
 } as const;
 
 /**
- * The service's own origin as the browser sees it (contract §3): scheme and host with its port,
- * which Fastify reads from X-Forwarded-Proto / X-Forwarded-Host only behind a trusted proxy.
- * TODO: replace with src/http/origin.ts (PUBLIC_ORIGIN first) once it is on main.
+ * The relying party a request speaks to: the service's own origin (contract §3, PUBLIC_ORIGIN or
+ * the request as a browser sees it) and its host as RP ID; null when the request names no usable host.
  */
-export function serviceOrigin(request: FastifyRequest): string {
-  return `${request.protocol}://${request.host}`;
+export function relyingPartyOf(request: FastifyRequest, config: Config): RelyingParty | null {
+  const origin = ownOrigin(request, config);
+  return origin === null ? null : relyingParty(origin);
 }
 
 export async function passkeyRoutes(
   app: FastifyInstance,
   { services }: { services: Services },
 ): Promise<void> {
-  const { passkeys, ceremonies, securityEvents, clock } = services;
+  const { passkeys, ceremonies, securityEvents, clock, config } = services;
+
+  const relyingPartyFor = (request: FastifyRequest): RelyingParty => {
+    const rp = relyingPartyOf(request, config);
+    if (rp === null) throw new ApiError('BAD_REQUEST');
+    return rp;
+  };
 
   /** Registering needs a sign-in within the last 10 minutes of this session (contract §14). */
   const requireRecentSignIn = (request: FastifyRequest): void => {
@@ -80,7 +93,10 @@ export async function passkeyRoutes(
       summary:
         'Creation options for a new passkey: the challenge works once, for 5 minutes, for this session. ' +
         'Needs a sign-in within the last 10 minutes.',
-      response: { 200: creationOptionsSchema, ...errorResponses('REAUTH_REQUIRED', 'PASSKEY_LIMIT') },
+      response: {
+        200: creationOptionsSchema,
+        ...errorResponses('BAD_REQUEST', 'REAUTH_REQUIRED', 'PASSKEY_LIMIT'),
+      },
     },
     handler: async (request) => {
       requireRecentSignIn(request);
@@ -88,7 +104,7 @@ export async function passkeyRoutes(
       const existing = await passkeys.credentialsOf(user.id);
       if (existing.length >= PASSKEYS_MAX) throw new ApiError('PASSKEY_LIMIT', { max: PASSKEYS_MAX });
       const handle = await passkeys.userHandle(user.id);
-      const rp = relyingParty(serviceOrigin(request));
+      const rp = relyingPartyFor(request);
       return ceremonies.registrationOptions(rp, user, handle, existing, request.sessionId!);
     },
   });
@@ -106,13 +122,13 @@ export async function passkeyRoutes(
       },
       response: {
         201: passkeyAnswer,
-        ...errorResponses('REAUTH_REQUIRED', 'PASSKEY_LIMIT', 'PASSKEY_INVALID'),
+        ...errorResponses('BAD_REQUEST', 'REAUTH_REQUIRED', 'PASSKEY_LIMIT', 'PASSKEY_INVALID'),
       },
     },
     handler: async (request, reply) => {
       requireRecentSignIn(request);
       const user = request.user!;
-      const rp = relyingParty(serviceOrigin(request));
+      const rp = relyingPartyFor(request);
       const credential = await ceremonies.verifyRegistration(rp, request.body.response, request.sessionId!);
       if (!credential) throw new ApiError('PASSKEY_INVALID');
       const name = request.body.name.trim();

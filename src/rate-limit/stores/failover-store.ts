@@ -120,6 +120,20 @@ export class FailoverStore implements RateLimitStore {
     return this.remote.locks(rule, max).catch((error) => this.failed('locks', error, fallback));
   }
 
+  /**
+   * While the remote store is away a claim is never granted, whatever the mode: granted locally,
+   * one id could be used once on every instance. False is the safe answer (a proof of work then
+   * counts as none); it is never an error.
+   */
+  claimOnce(scope: string, key: string, ttlMs: number): MaybePromise<boolean> {
+    if (!this.useRemote()) return false;
+    return this.remote.claimOnce(scope, key, ttlMs).catch((error: unknown) => {
+      if (!(error instanceof StoreUnavailableError)) throw error;
+      this.markDown('claimOnce', error);
+      return false;
+    });
+  }
+
   /*
    * Single-use marks go to the local store while the remote one is down, in `open` mode too: a
    * mark must never be "admitted" without a record, or a challenge could be used twice. A mark put

@@ -179,6 +179,42 @@ class Partition {
 }
 
 /**
+ * Take-once claims: key → when its claim ends. Bounded: at CLAIMS_MAX live claims a new one is
+ * refused (false: the caller counts it as not first), never granted by forgetting an older one,
+ * so a replay can never get through by pushing claims out. Ended claims go at the periodic sweep,
+ * and from the front (the oldest) when the cap is reached.
+ */
+class Claims {
+  private readonly until = new Map<string, number>();
+
+  claim(key: string, ttlMs: number, now: number): boolean {
+    const ends = this.until.get(key);
+    if (ends !== undefined && ends > now) return false;
+    if (ends === undefined && this.until.size >= CLAIMS_MAX) {
+      for (const [oldest, oldestEnds] of this.until) {
+        if (oldestEnds > now) break;
+        this.until.delete(oldest);
+      }
+      if (this.until.size >= CLAIMS_MAX) return false;
+    }
+    this.until.delete(key); // re-inserted at the end: the front stays the oldest
+    this.until.set(key, now + ttlMs);
+    return true;
+  }
+
+  sweep(now: number): void {
+    for (const [key, ends] of this.until) if (ends <= now) this.until.delete(key);
+  }
+
+  clear(): void {
+    this.until.clear();
+  }
+}
+
+/** At most this many take-once claims are kept at once (about 10 MB); past it a claim is refused. */
+export const CLAIMS_MAX = 100_000;
+
+/**
  * Single-use marks: key → when it expires, in the order put, so the expired ones are dropped from
  * the front without a scan (marks of one scope share a lifetime, so the order is nearly that of
  * expiry). Bounded: past MARKS_MAX the oldest go first, so a flood of marks nobody takes costs
@@ -226,6 +262,7 @@ export class MemoryStore implements RateLimitStore {
   // Keyed by the rule object itself: rules are constants of the policy, so the hot path builds no
   // string to find its partition, and a rule with another budget never shares state.
   private readonly partitions = new Map<RateRule, Partition>();
+  private readonly claims = new Claims();
   private readonly marks = new Marks();
   private readonly clock: Clock;
   private readonly timer: NodeJS.Timeout | null;
@@ -263,6 +300,10 @@ export class MemoryStore implements RateLimitStore {
     return this.partitions.get(rule)?.locks(this.clock.now(), max) ?? [];
   }
 
+  claimOnce(scope: string, key: string, ttlMs: number): boolean {
+    return this.claims.claim(`${scope}\0${key}`, ttlMs, this.clock.now());
+  }
+
   putOnce(scope: string, key: string, ttlMs: number): void {
     const now = this.clock.now();
     this.marks.put(`${scope}\0${key}`, now + ttlMs, now);
@@ -287,12 +328,14 @@ export class MemoryStore implements RateLimitStore {
   sweep(): void {
     const now = this.clock.now();
     for (const partition of this.partitions.values()) partition.rotate(now);
+    this.claims.sweep(now);
     this.marks.drop(now);
   }
 
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.partitions.clear();
+    this.claims.clear();
   }
 
   private partition(rule: RateRule, now: number): Partition {

@@ -249,6 +249,20 @@ end
 return reply
 `;
 
+/**
+ * claimOnce. KEYS[1]: the claim's own key (tagged apart from every rule's state). ARGV: ttlMs, now
+ * ('' = Redis TIME). The value is when the claim ends (the given clock's or Redis's), the key
+ * expires with it. Replies 1 for the first claim, 0 while an earlier one lasts.
+ */
+const CLAIM_ONCE = `${CLOCK}
+local now = clockNow(ARGV[2])
+local ends = tonumber(redis.call('GET', KEYS[1]))
+if ends and ends > now then return 0 end
+local ttl = tonumber(ARGV[1])
+redis.call('SET', KEYS[1], now + ttl, 'PX', ttl)
+return 1
+`;
+
 /*
  * Single-use marks: one string key each, its value when it expires (ms, Redis's clock unless a
  * test passes one), with a real expiry too so an untaken mark leaves by itself.
@@ -289,6 +303,7 @@ export const SCRIPTS = {
   reset: script('reset', RESET),
   noteLock: script('noteLock', NOTE_LOCK),
   locks: script('locks', LOCKS),
+  claimOnce: script('claimOnce', CLAIM_ONCE),
   putOnce: script('putOnce', PUT_ONCE),
   takeOnce: script('takeOnce', TAKE_ONCE),
 } as const;
@@ -363,7 +378,7 @@ function integerOf(field: string): number {
 }
 const INTEGER = /^-?\d{1,16}$/;
 
-/** Checks a reply that must be 0 or 1 (release, reset's DEL count, the single-use marks). */
+/** Checks a reply that must be 0 or 1 (release, reset's DEL count, the single-use marks, claims). */
 export function parseFlag(name: string, reply: unknown): boolean {
   if (reply !== 0 && reply !== 1) throw malformed(name, reply);
   return reply === 1;

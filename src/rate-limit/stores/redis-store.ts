@@ -181,6 +181,18 @@ export class RedisStore implements RemoteStore {
     return this.run('locks', SCRIPTS.locks, this.lockIndexOf(rule), [max, now], parseLocks);
   }
 
+  /** A take-once claim's key: a hash tag of its own, apart from every rule's state and index. */
+  claimKeyOf(scope: string, key: string): string {
+    return `${this.keyPrefix}{claim:${scope}:${key}}`;
+  }
+
+  claimOnce(scope: string, key: string, ttlMs: number): Promise<boolean> {
+    const args = [Math.max(1, Math.ceil(ttlMs)), this.clock ? Math.floor(this.clock.now()) : ''];
+    return this.run('claimOnce', SCRIPTS.claimOnce, this.claimKeyOf(scope, key), args, (reply) =>
+      parseFlag('claimOnce', reply),
+    );
+  }
+
   /** A single-use mark's key: a hash tag of its own, apart from every rule's state and index. */
   markKeyOf(scope: string, key: string): string {
     return `${this.keyPrefix}{once:${scope}:${key}}`;

@@ -45,6 +45,7 @@ export interface RemoteErrorEvent {
     | 'locks'
     | 'putOnce'
     | 'takeOnce'
+    | 'claimOnce'
     | 'ping';
   readonly error: StoreUnavailableError;
 }

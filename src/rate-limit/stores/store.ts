@@ -44,6 +44,14 @@ export interface SingleUseStore {
    * instance or many, at most one ever gets true.
    */
   takeOnce(scope: string, key: string): MaybePromise<boolean>;
+  /**
+   * The other way round, for a self-verifying challenge (proved work): nothing is stored when it
+   * is issued, so a flood of challenges nobody answers costs nothing; its id is recorded when it is
+   * used. Records `key` under `scope` for `ttlMs` (the store's clock) and says whether this was the
+   * first claim: of any number of claims of one key within its time, on one instance or many,
+   * exactly one gets true. Claims and marks never share keys with each other or with a rule's state.
+   */
+  claimOnce(scope: string, key: string, ttlMs: number): MaybePromise<boolean>;
 }
 
 /**
@@ -91,6 +99,7 @@ export interface RemoteStore extends RateLimitStore {
   reset(rule: RateRule, key: string): Promise<void>;
   noteLock(rule: RateRule, key: string, resetMs: number): Promise<void>;
   locks(rule: RateRule, max: number): Promise<readonly LockEntry[]>;
+  claimOnce(scope: string, key: string, ttlMs: number): Promise<boolean>;
   putOnce(scope: string, key: string, ttlMs: number): Promise<void>;
   takeOnce(scope: string, key: string): Promise<boolean>;
   /** Waits until connected, at most `timeoutMs`; true when it is. Never rejects. */

@@ -12,6 +12,7 @@ import { hashPassword, PasswordChecker, type PasswordHasher } from './auth/passw
 import { schedulePurge } from './auth/purge-schedule.ts';
 import { SECURITY_EVENT_PURGE_INTERVAL_MS, SecurityEventLog } from './auth/security-event-log.ts';
 import { SESSION_PURGE_INTERVAL_MS, SessionService } from './auth/sessions.ts';
+import { WorkChallenges } from './auth/work-challenges.ts';
 import { type Clock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
@@ -132,6 +133,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     passwords: passwordChecker,
     loginGate,
     loginPressure,
+    // Challenge ids are claimed where the budgets are: shared by the fleet when Redis is configured.
+    workChallenges: new WorkChallenges({ secret: config.sessionSecret, clock, claims: stack.store }),
     devices: new DeviceCookies({ secret: config.sessionSecret, ttlMs: config.deviceCookieTtlMs, clock }),
     rateLimit: new RateLimitEngine(config.rateLimits, stack.store, { clock, log: logger }),
     passkeys: new PasskeysRepository(db),
@@ -199,7 +202,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     events: services.securityEvents,
     mayBeKnownDevice: (request) => services.devices.read(request.cookies[DEVICE_COOKIE]) !== null,
   });
-  await app.register(metricsPlugin, { stack, loginGate });
+  await app.register(metricsPlugin, { stack, loginGate, workChallenges: services.workChallenges });
   await app.register(csrfPlugin, { secret: config.sessionSecret, config });
   await app.register(authorizationPlugin);
   await registerDocs(app);

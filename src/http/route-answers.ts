@@ -7,6 +7,7 @@ import { CONTROLS, type ControlName, planForRoute, type RoutePlan } from '../rat
 import type { Access } from './plugins/authorization.ts';
 import { CSRF_COOKIE, CSRF_HEADER } from './plugins/csrf.ts';
 import { SESSION_COOKIE } from './plugins/session.ts';
+import { workAskedSchema } from './proved-work-schemas.ts';
 import { ref } from './schemas.ts';
 
 /** The security schemes of components.securitySchemes: the cookies and the header a caller sends. */
@@ -119,6 +120,7 @@ const DETAILS: Partial<Record<ErrorCode, { properties: Record<string, unknown>; 
     },
     required: [],
   },
+  LOGIN_BUSY: { properties: { work: workAskedSchema }, required: [] },
   TASK_BULK_TOO_LARGE: {
     properties: {
       max: { type: 'integer', enum: [BULK_MAX_TASKS], description: 'The most a request may name.' },

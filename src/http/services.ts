@@ -6,6 +6,7 @@ import type { PasskeyCeremonies } from '../auth/passkeys.ts';
 import type { PasswordChecker } from '../auth/passwords.ts';
 import type { SecurityEventLog } from '../auth/security-event-log.ts';
 import type { SessionService } from '../auth/sessions.ts';
+import type { WorkChallenges } from '../auth/work-challenges.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
@@ -28,6 +29,8 @@ export interface Services {
   /** The gate every password check at login passes (contract §11), and whether it is shedding now. */
   readonly loginGate: HashGate;
   readonly loginPressure: LoginPressure;
+  /** Proved-work challenges for the shared lane under pressure (contract §15). */
+  readonly workChallenges: WorkChallenges;
   /** Device cookies: issued at login, read to tell known-device attempts (contract §8). */
   readonly devices: DeviceCookies;
   readonly rateLimit: RateLimitEngine;

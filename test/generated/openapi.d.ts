@@ -71,6 +71,11 @@ export interface paths {
           "application/json": {
             email: string;
             password: string;
+            /** @description A solved challenge of an earlier LOGIN_BUSY: SHA-256 of `challenge:nonce` starts with zero bits. A wrong, expired, reused or foreign one counts as no work. */
+            work?: {
+              challenge: string;
+              nonce: string;
+            };
           };
         };
       };
@@ -220,13 +225,24 @@ export interface paths {
             "Retry-After": number;
           };
           content: {
-            "application/json": components["schemas"]["Error"] & ({
+            "application/json": components["schemas"]["Error"] & (OneOf<[{
               /** @enum {string} */
-              code: "DATABASE_UNAVAILABLE" | "LOGIN_BUSY" | "RATE_LIMIT_STORE_UNAVAILABLE";
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
               message: string;
               /** @description Seconds to wait. */
               retryAfter: number;
-            });
+            }, {
+              /** @enum {string} */
+              code: "LOGIN_BUSY";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+              /** @description Proved work (contract §15): a nonce such that SHA-256 of `challenge + ":" + nonce` starts with at least `bits` zero bits, sent back as the login body's `work`, puts the attempt ahead of those that proved less. Valid 2 minutes, once, for the same email. */
+              work?: {
+                challenge: string;
+                bits: number;
+              };
+            }]>);
           };
         };
       };

@@ -1,12 +1,14 @@
 // CSRF bootstrap, login, logout and the current user (contract §3).
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { DEVICE_COOKIE, DeviceCookies } from '../../auth/devices.ts';
-import { SHARED } from '../../auth/hash-gate.ts';
+import type { GatePlace } from '../../auth/hash-gate.ts';
+import type { WorkSolution } from '../../auth/work-challenges.ts';
 import { accountMaySignIn } from '../../db/repositories/users.ts';
 import { ApiError, errorBody } from '../../errors.ts';
 import { CSRF_COOKIE, cookieOptions } from '../plugins/csrf.ts';
 import { sendRefusal } from '../plugins/rate-limit.ts';
 import { SESSION_COOKIE } from '../plugins/session.ts';
+import { workSolutionSchema } from '../proved-work-schemas.ts';
 import { setCookieHeader } from '../route-answers.ts';
 import { errorResponses, ref } from '../schemas.ts';
 import type { Services } from '../services.ts';
@@ -19,7 +21,7 @@ const csrfTokenResponse = {
 } as const;
 
 export async function authRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
-  const { users, sessions, passwords, devices, loginGate } = services;
+  const { users, sessions, passwords, devices, loginGate, workChallenges } = services;
 
   app.get('/api/csrf-token', {
     schema: {
@@ -40,7 +42,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
     handler: async (request, reply) => ({ csrfToken: app.csrf.issue(request, reply) }),
   });
 
-  app.post<{ Body: { email: string; password: string } }>('/api/auth/login', {
+  app.post<{ Body: { email: string; password: string; work?: WorkSolution } }>('/api/auth/login', {
     schema: {
       tags: ['auth'],
       summary: 'Sign in; rotates the session and the CSRF token',
@@ -51,6 +53,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
         properties: {
           email: { type: 'string', minLength: 1, maxLength: 254 },
           password: { type: 'string', minLength: 1, maxLength: 1024 },
+          work: workSolutionSchema,
         },
       },
       response: {
@@ -59,7 +62,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
       },
     },
     handler: async (request, reply) => {
-      const { email, password } = request.body;
+      const { email, password, work } = request.body;
       // A known device: a valid cookie issued to the account this email names, after its last
       // revocation. Without a valid cookie the attempt is in the shared lane whatever the account,
       // so the gate decides its shed before the account is looked up: never by its existence.
@@ -68,11 +71,14 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
       const known =
         credentials != null &&
         DeviceCookies.knownFor(claim, credentials.user.id, credentials.devicesValidAfter);
-      const admission = loginGate.enter(
-        known ? { lane: 'known', account: String(credentials!.user.id) } : SHARED,
-      );
+      // The shared lane orders by proved work (contract §15): one HMAC, one hash and, for a solution
+      // that proves something, one claim in the store; never a failure, whatever was sent.
+      const place: GatePlace = known
+        ? { lane: 'known', account: String(credentials!.user.id) }
+        : { lane: 'shared', work: await workChallenges.prove(email, work) };
       // Shed: no place in the queue and no hash, but the 503 waits out the bound (see HashGate.hold).
-      if (admission.shed) return sendLoginBusy(reply, await loginGate.hold());
+      const admission = loginGate.enter(place);
+      if (admission.shed) return busy(reply, email, await loginGate.hold());
       // The login plan's flow, which the rate-limit plugin gives this route when it is registered.
       const flow = request.routeOptions.config.loginFlow!;
       // The account has as many known-device attempts waiting as it may: refused before any check or count.
@@ -86,7 +92,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
         if (turn.shed) {
           // It waited its bound without a check: not a failure, so whatever it reserved goes back.
           await attempt.release();
-          return sendLoginBusy(reply, turn.retryAfter);
+          return busy(reply, email, turn.retryAfter);
         }
         const matches = await ticket.run(() => passwords.check(password, credentials?.passwordHash ?? null));
         // A disabled account is refused after the same check, and counted as the same failure: its
@@ -108,6 +114,16 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
       }
     },
   });
+
+  /** LOGIN_BUSY for a shared-lane attempt: under pressure with a challenge for its email (contract §15). */
+  const busy = (reply: FastifyReply, email: string, retryAfter: number): FastifyReply => {
+    const bits = loginGate.askedBits();
+    return sendLoginBusy(
+      reply,
+      retryAfter,
+      bits > 0 ? { challenge: workChallenges.issue(email), bits } : null,
+    );
+  };
 
   app.post('/api/auth/logout', {
     config: { access: 'user' },
@@ -147,9 +163,13 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
  * 503 LOGIN_BUSY (contract §11): the gate turned the attempt away before any hash. Answered here,
  * not thrown: under a flood these are most answers, and none of them is a server error to log.
  */
-function sendLoginBusy(reply: FastifyReply, retryAfter: number): FastifyReply {
+function sendLoginBusy(
+  reply: FastifyReply,
+  retryAfter: number,
+  work: { challenge: string; bits: number } | null,
+): FastifyReply {
   return reply
     .code(503)
     .headers({ 'retry-after': retryAfter, 'cache-control': 'no-store' })
-    .send(errorBody('LOGIN_BUSY', { retryAfter }));
+    .send(errorBody('LOGIN_BUSY', work ? { retryAfter, work } : { retryAfter }));
 }

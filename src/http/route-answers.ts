@@ -2,7 +2,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifySchema, RouteOptions } from 'fastify';
 import { ERRORS, type ErrorCode } from '../errors.ts';
-import { BULK_MAX_TASKS } from '../limits.ts';
+import { BULK_MAX_TASKS, PASSKEYS_MAX } from '../limits.ts';
 import { CONTROLS, type ControlName, planForRoute, type RoutePlan } from '../rate-limit/policy.ts';
 import type { Access } from './plugins/authorization.ts';
 import { CSRF_COOKIE, CSRF_HEADER } from './plugins/csrf.ts';
@@ -124,6 +124,12 @@ const DETAILS: Partial<Record<ErrorCode, { properties: Record<string, unknown>; 
   TASK_BULK_TOO_LARGE: {
     properties: {
       max: { type: 'integer', enum: [BULK_MAX_TASKS], description: 'The most a request may name.' },
+    },
+    required: ['max'],
+  },
+  PASSKEY_LIMIT: {
+    properties: {
+      max: { type: 'integer', enum: [PASSKEYS_MAX], description: 'The most passkeys an account may hold.' },
     },
     required: ['max'],
   },

@@ -1,11 +1,10 @@
 // CSRF bootstrap, login, logout and the current user (contract §3).
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { DEVICE_COOKIE, DEVICE_COOKIE_PATH, DeviceCookies } from '../../auth/devices.ts';
+import { DEVICE_COOKIE, DeviceCookies } from '../../auth/devices.ts';
 import type { GatePlace } from '../../auth/hash-gate.ts';
 import type { WorkSolution } from '../../auth/work-challenges.ts';
 import { accountMaySignIn } from '../../db/repositories/users.ts';
 import { ApiError, errorBody } from '../../errors.ts';
-import { servedOverHttps } from '../origin.ts';
 import { CSRF_COOKIE, cookieOptions } from '../plugins/csrf.ts';
 import { sendRefusal } from '../plugins/rate-limit.ts';
 import { SESSION_COOKIE } from '../plugins/session.ts';
@@ -13,6 +12,7 @@ import { workSolutionSchema } from '../proved-work-schemas.ts';
 import { setCookieHeader } from '../route-answers.ts';
 import { errorResponses, ref } from '../schemas.ts';
 import type { Services } from '../services.ts';
+import { signedInResponse, signIn } from '../sign-in.ts';
 
 const csrfTokenResponse = {
   type: 'object',
@@ -57,18 +57,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
         },
       },
       response: {
-        200: {
-          type: 'object',
-          required: ['user', 'csrfToken'],
-          properties: { user: ref('User'), csrfToken: { type: 'string' } },
-          headers: {
-            'Set-Cookie': setCookieHeader(
-              `Two cookies: ${SESSION_COOKIE}, the new session (HttpOnly, SameSite=Lax, Path=/), and ${DEVICE_COOKIE}, ` +
-                'which makes this client a known device of the account for later logins (HttpOnly, SameSite=Strict, Path=/api/auth).',
-              true,
-            ),
-          },
-        },
+        200: signedInResponse,
         ...errorResponses('INVALID_CREDENTIALS', 'LOGIN_BUSY'),
       },
     },
@@ -119,19 +108,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
         await attempt.settle(ok);
         if (!ok || !credentials) throw new ApiError('INVALID_CREDENTIALS');
         if (rehashed !== null) await users.updatePasswordHash(credentials.user.id, rehashed);
-        // A new session id at every login: a session id planted before login is worthless after it.
-        const previous = request.cookies[SESSION_COOKIE];
-        if (previous) await sessions.destroy(previous);
-        const session = await sessions.create(credentials.user.id);
-        reply.setCookie(SESSION_COOKIE, session.cookie, {
-          ...cookieOptions(request, services.config),
-          maxAge: session.maxAgeSeconds,
-        });
-        setDeviceCookie(reply, devices.issue(credentials.user.id).value, {
-          maxAge: devices.maxAgeSeconds,
-          secure: servedOverHttps(request, services.config),
-        });
-        return { user: credentials.user, csrfToken: app.csrf.forSession(session.sessionId) };
+        return await signIn(app, services, request, reply, credentials.user);
       } finally {
         ticket.close();
       }
@@ -195,19 +172,4 @@ function sendLoginBusy(
     .code(503)
     .headers({ 'retry-after': retryAfter, 'cache-control': 'no-store' })
     .send(errorBody('LOGIN_BUSY', work ? { retryAfter, work } : { retryAfter }));
-}
-
-/** A fresh device cookie at every successful login (contract §8): only /api/auth ever receives it. */
-function setDeviceCookie(
-  reply: FastifyReply,
-  value: string,
-  { maxAge, secure }: { maxAge: number; secure: boolean },
-): void {
-  reply.setCookie(DEVICE_COOKIE, value, {
-    path: DEVICE_COOKIE_PATH,
-    httpOnly: true,
-    sameSite: 'strict',
-    secure,
-    maxAge,
-  });
 }

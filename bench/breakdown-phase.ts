@@ -196,7 +196,7 @@ export function parseStraceSummary(text: string): Record<string, number> {
 const WRITES = ['write', 'writev', 'pwrite64', 'sendto', 'sendmsg'];
 const READS = ['read', 'readv', 'recvfrom', 'recvmsg'];
 
-function breakdownTable(rows: readonly BreakdownRow[]): string {
+export function breakdownTable(rows: readonly BreakdownRow[]): string {
   const sum = (calls: Record<string, number>, names?: readonly string[]) =>
     Object.entries(calls)
       .filter(([name]) => !names || names.includes(name))

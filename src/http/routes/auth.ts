@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { DEVICE_COOKIE, DEVICE_COOKIE_PATH, DeviceCookies } from '../../auth/devices.ts';
 import { SHARED } from '../../auth/hash-gate.ts';
 import { accountMaySignIn } from '../../db/repositories/users.ts';
+import { normaliseEmail } from '../../email.ts';
 import { ApiError, errorBody } from '../../errors.ts';
 import { servedOverHttps } from '../origin.ts';
 import { CSRF_COOKIE, cookieOptions } from '../plugins/csrf.ts';
@@ -99,7 +100,9 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
           await attempt.release();
           return sendLoginBusy(reply, turn.retryAfter);
         }
-        const matches = await ticket.run(() => passwords.check(password, credentials?.passwordHash ?? null));
+        const matches = await ticket.run(() =>
+          passwords.check(password, credentials?.passwordHash ?? null, normaliseEmail(email)),
+        );
         // A disabled account is refused after the same check, and counted as the same failure: its
         // answer tells nothing a wrong password would not.
         const ok = matches && credentials != null && accountMaySignIn(credentials);

@@ -82,8 +82,12 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
       if (admission.shed) return busy(reply, email, await loginGate.hold());
       // The login plan's flow, which the rate-limit plugin gives this route when it is registered.
       const flow = request.routeOptions.config.loginFlow!;
-      // The account has as many known-device attempts waiting as it may: refused before any check or count.
-      if (admission.ticket === null) return sendRefusal(reply, flow.backlogFull(admission.retryAfter));
+      // The account has as many known-device attempts waiting as it may: refused before any check or
+      // count, the answer held like a shed's so that an insider's loop of them costs nothing.
+      if (admission.ticket === null) {
+        await loginGate.hold();
+        return sendRefusal(reply, flow.backlogFull(admission.retryAfter));
+      }
       const { ticket } = admission;
       try {
         credentials ??= await users.findCredentials(email);

@@ -32,7 +32,7 @@ describe('the portal from the keyboard', { skip: skipWithoutChromium() }, () => 
   after(closeTestDatabases);
 
   it('titles each view after itself, and ties a refused sign-in to both fields', {
-    timeout: 60_000,
+    timeout: 90_000,
   }, async (t) => {
     const base = await startPortal(t);
     const page = await openBrowser(t);

@@ -7,15 +7,18 @@ import { type BootstrapOutcome, bootstrapAdmin } from './auth/accounts.ts';
 import { DEVICE_COOKIE, DeviceCookies } from './auth/devices.ts';
 import { HashGate } from './auth/hash-gate.ts';
 import { LoginPressure } from './auth/login-pressure.ts';
+import { PasskeyCeremonies } from './auth/passkeys.ts';
 import { hashPassword, PasswordChecker, type PasswordHasher } from './auth/passwords.ts';
 import { schedulePurge } from './auth/purge-schedule.ts';
 import { SECURITY_EVENT_PURGE_INTERVAL_MS, SecurityEventLog } from './auth/security-event-log.ts';
 import { SESSION_PURGE_INTERVAL_MS, SessionService } from './auth/sessions.ts';
+import { WorkChallenges } from './auth/work-challenges.ts';
 import { type Clock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
 import { ClientsRepository } from './db/repositories/clients.ts';
+import { PasskeysRepository } from './db/repositories/passkeys.ts';
 import { SecurityEventsRepository } from './db/repositories/security-events.ts';
 import { SessionsRepository } from './db/repositories/sessions.ts';
 import { TasksRepository } from './db/repositories/tasks.ts';
@@ -36,6 +39,8 @@ import { adminRoutes } from './http/routes/admin.ts';
 import { authRoutes } from './http/routes/auth.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { loginPressureRoutes } from './http/routes/login-pressure.ts';
+import { passkeyLoginRoutes } from './http/routes/passkey-login.ts';
+import { passkeyRoutes } from './http/routes/passkeys.ts';
 import { rateLimitRoutes } from './http/routes/rate-limits.ts';
 import { securityEventRoutes } from './http/routes/security-events.ts';
 import { taskRoutes } from './http/routes/tasks.ts';
@@ -128,8 +133,13 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     passwords: passwordChecker,
     loginGate,
     loginPressure,
+    // Challenge ids are claimed where the budgets are: shared by the fleet when Redis is configured.
+    workChallenges: new WorkChallenges({ secret: config.sessionSecret, clock, claims: stack.store }),
     devices: new DeviceCookies({ secret: config.sessionSecret, ttlMs: config.deviceCookieTtlMs, clock }),
     rateLimit: new RateLimitEngine(config.rateLimits, stack.store, { clock, log: logger }),
+    passkeys: new PasskeysRepository(db),
+    // Challenges live with the budgets (Redis when the fleet shares one): any instance takes them.
+    ceremonies: new PasskeyCeremonies(stack.store),
     securityEvents,
     readiness: stack.readiness,
   };
@@ -192,7 +202,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     events: services.securityEvents,
     mayBeKnownDevice: (request) => services.devices.read(request.cookies[DEVICE_COOKIE]) !== null,
   });
-  await app.register(metricsPlugin, { stack, loginGate });
+  await app.register(metricsPlugin, { stack, loginGate, workChallenges: services.workChallenges });
   await app.register(csrfPlugin, { secret: config.sessionSecret, config });
   await app.register(authorizationPlugin);
   await registerDocs(app);
@@ -201,6 +211,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   registerErrorHandlers(app);
   for (const routes of [
     authRoutes,
+    passkeyLoginRoutes,
+    passkeyRoutes,
     taskRoutes,
     rateLimitRoutes,
     adminRoutes,

@@ -69,16 +69,19 @@ export class LoginFlow {
    * fail: at most the budget's worth are ever in flight or counted. On success the account's and
    * the device's counters are cleared and the address's unit is released by its token (that exact
    * admission, not "one less somewhere"); a failure keeps them, and if its unit was the last one
-   * of a budget, a lock starts.
+   * of a budget, a lock starts. `email` is null when the attempt names no account (a passkey
+   * sign-in whose credential is unknown): then only the address counts.
    */
-  async attempt(caller: Caller, email: string, deviceId: string | null): Promise<LoginAttempt> {
+  async attempt(caller: Caller, email: string | null, deviceId: string | null): Promise<LoginAttempt> {
     const { engine } = this;
-    const account = normaliseEmail(email);
+    const account = email === null ? null : normaliseEmail(email);
     const subject = callerWith(caller, { account, deviceId });
     const reserved: Reservation[] = [];
     const releaseAll = () => Promise.all(reserved.map((r) => this.release(r)));
     for (const name of deviceId === null ? this.plan.unknownDevice : this.plan.knownDevice) {
-      const key = keyFor(engine.controls[name].control, subject)!;
+      // No account (a passkey nobody registered): only the controls with a key of this caller.
+      const key = keyFor(engine.controls[name].control, subject);
+      if (key === null) continue;
       const verdict = await engine.consume(name, key);
       if (verdict.refused) {
         await releaseAll(); // a refused login is not a failure: give back what this attempt took
@@ -128,14 +131,14 @@ export class LoginFlow {
    * per lock (the one whose reservation filled it), so the index entry and the event are written
    * once per lock, however many refusals follow.
    */
-  private async lockIfFilled(r: Reservation, account: string): Promise<void> {
+  private async lockIfFilled(r: Reservation, account: string | null): Promise<void> {
     const { bound, decision } = r.verdict;
     if (bound.mode !== 'enforce' || decision.token === undefined || decision.remaining > 0) return;
     await this.engine.noteLock(r.name, r.key, decision.resetMs);
     this.report('lock-started', r.name, r.key, account);
   }
 
-  private report(type: SecurityEvent['type'], name: ControlName, key: string, account: string): void {
+  private report(type: SecurityEvent['type'], name: ControlName, key: string, account: string | null): void {
     const byAddress = this.engine.controls[name].control.key === 'ip';
     this.events.record({
       type,

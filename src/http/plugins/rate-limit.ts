@@ -123,10 +123,15 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
       switch (plan.kind) {
         case 'exempt':
           return null;
-        case 'login':
-          // The address's lock; the account's needs the body (below).
+        case 'login': {
+          // The address's lock; the account's needs the body (below). A plan without known-device
+          // controls (the passkey sign-in) looks at it whatever cookie comes.
+          const knownDevices = plan.knownDevice.length > 0;
           return (request) =>
-            options.mayBeKnownDevice(request) ? null : flow!.lockedBefore(request.caller, 'ip');
+            knownDevices && options.mayBeKnownDevice(request)
+              ? null
+              : flow!.lockedBefore(request.caller, 'ip');
+        }
         case 'controls': {
           // Policy routes list one control each; a route with several would consume them in order.
           const { control } = engine.controls[plan.controls[0]!];

@@ -19,6 +19,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/helpers/redis-server.ts';
+import { FLOOD_SCENARIOS } from './flood-scenarios.ts';
 
 const REPO = fileURLToPath(new URL('../', import.meta.url));
 const PASSWORD = 'demo-password';
@@ -61,25 +62,40 @@ export interface FloodResults {
     readonly unknownDevice: OwnerFigures;
     readonly signedIn: OwnerFigures;
   };
+  /** The registered scenarios' figures, by name. */
+  readonly scenarios: Readonly<Record<string, OwnerFigures>>;
   /** Connections reset or refused, and requests that got no answer. */
   readonly transportErrors: number;
   readonly peakRssMb: number;
 }
 
-interface Percentiles {
+/**
+ * A scenario run beside the owners during the flood, kept in a file of its own (bench/flood-*.ts)
+ * and registered in FLOOD_SCENARIOS (bench/flood-scenarios.ts); its figures are reported under
+ * its name.
+ */
+export interface FloodScenario {
+  readonly name: string;
+  /** Before the flood, on the started server (say, a passkey to sign in with). */
+  setUp(port: number): Promise<void>;
+  /** During the flood, until `running()` turns false: the timed requests and their answers. */
+  during(port: number, running: () => boolean): Promise<OwnerFigures>;
+}
+
+export interface Percentiles {
   readonly p50: number;
   readonly p95: number;
   readonly p99: number;
   readonly max: number;
 }
 
-interface OwnerFigures {
+export interface OwnerFigures {
   readonly requests: number;
   readonly byStatus: Record<string, number>;
   readonly latencyMs: Percentiles;
 }
 
-interface Answer {
+export interface Answer {
   readonly status: number;
   readonly headers: http.IncomingHttpHeaders;
   readonly body: string;
@@ -113,7 +129,7 @@ function request(
 }
 
 /** A browser's cookies and CSRF token. */
-class Browser {
+export class Browser {
   private readonly cookies = new Map<string, string>();
   token = '';
   readonly port: number;
@@ -163,6 +179,19 @@ class Browser {
     return answer;
   }
 
+  /** An unsafe request with this browser's cookies and CSRF token, `body` as JSON when given. */
+  async post(path: string, body?: unknown): Promise<Answer> {
+    const text = body === undefined ? undefined : JSON.stringify(body);
+    const headers: Record<string, string> = { cookie: this.header(), 'x-csrf-token': this.token };
+    if (text !== undefined) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = String(Buffer.byteLength(text));
+    }
+    const answer = await request(this.port, 'POST', path, headers, text);
+    this.keep(answer);
+    return answer;
+  }
+
   async get(path: string): Promise<Answer> {
     const answer = await request(this.port, 'GET', path, { cookie: this.header() });
     this.keep(answer);
@@ -170,7 +199,7 @@ class Browser {
   }
 }
 
-function percentiles(values: number[]): Percentiles {
+export function percentiles(values: number[]): Percentiles {
   if (values.length === 0) return { p50: 0, p95: 0, p99: 0, max: 0 };
   const sorted = [...values].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
@@ -186,7 +215,7 @@ const tally = (counts: Record<string, number>, key: string) => {
  * An answer as it is counted: its status, its code when it is an error, and a shed attempt
  * without the Retry-After the contract promises is counted apart (so the targets see it).
  */
-function outcome(answer: Answer): string {
+export function outcome(answer: Answer): string {
   if (answer.status < 400) return String(answer.status);
   let code: string | undefined;
   try {
@@ -250,6 +279,20 @@ async function checksAlone(settings: FloodSettings, threads: number): Promise<nu
   const code = await new Promise((resolve) => child.once('exit', resolve));
   if (code !== 0) throw new Error(`measuring the checks alone exited with ${code}`);
   return Number(out);
+}
+
+/** A server as bench:flood starts it, on a free port, for a measurement of its own; `stop` also closes the connections. */
+export async function startQuietServer(settings: FloodSettings) {
+  const port = await freePort();
+  const server = await startServer(settings, port);
+  return {
+    ...server,
+    port,
+    stop: async () => {
+      await server.stop();
+      agent.destroy();
+    },
+  };
 }
 
 /** Starts the server of `dir` as `npm start` does, on a fresh embedded database; resolves once it answers. */
@@ -399,6 +442,7 @@ export async function runFlood(settings: FloodSettings): Promise<FloodResults> {
     const bob = new Browser(port);
     await bob.csrf();
     if ((await bob.login(BOB, PASSWORD)).status !== 200) throw new Error('bob could not sign in');
+    for (const scenario of FLOOD_SCENARIOS) await scenario.setUp(port);
 
     const owners = {
       knownDevice: { latencies: [] as number[], byStatus: {} as Record<string, number> },
@@ -436,6 +480,7 @@ export async function runFlood(settings: FloodSettings): Promise<FloodResults> {
     };
     let carol = new Browser(port);
     log(`flood: ${settings.concurrency} attempts in flight for ${settings.durationMs / 1000} s`);
+    const scenarios = Promise.all(FLOOD_SCENARIOS.map((scenario) => scenario.during(port, running)));
     const [attack] = await Promise.all([
       attackers,
       owner(owners.knownDevice, () => alice.login(ALICE, PASSWORD), 250),
@@ -486,6 +531,7 @@ export async function runFlood(settings: FloodSettings): Promise<FloodResults> {
         unknownDevice: figures(owners.unknownDevice),
         signedIn: figures(owners.signedIn),
       },
+      scenarios: Object.fromEntries((await scenarios).map((f, i) => [FLOOD_SCENARIOS[i]!.name, f])),
       transportErrors,
       peakRssMb: round(server.peakRssMb()),
     };
@@ -558,6 +604,9 @@ export function floodSummary(r: FloodResults): string {
     `unknown-device owner: ${r.owners.unknownDevice.requests} sign-ins, ${p(r.owners.unknownDevice.latencyMs)} (${statuses(r.owners.unknownDevice.byStatus)})`,
     `signed-in GET /api/auth/me: ${r.owners.signedIn.requests} requests, p99 ${r.owners.signedIn.latencyMs.p99} ms, max ${r.owners.signedIn.latencyMs.max} ms (${statuses(r.owners.signedIn.byStatus)})`,
     `checks: ${r.checksPerSecond}/s under the flood, ${r.machineChecksPerSecond}/s alone (${(r.checksShareOfMachine * 100).toFixed(0)} %)`,
+    ...Object.entries(r.scenarios).map(
+      ([name, f]) => `${name}: ${f.requests} requests, ${p(f.latencyMs)} (${statuses(f.byStatus)})`,
+    ),
     `peak RSS ${r.peakRssMb} MB; transport errors ${r.transportErrors}`,
     ...floodVerdicts(r).map((v) => `${v.held ? 'held  ' : 'MISSED'} ${v.target}`),
   ].join('\n');

@@ -4,7 +4,7 @@ import { SoftAuthenticator } from '../test/helpers/authenticator.ts';
 import {
   type Answer,
   Browser,
-  type FloodScenario,
+  type FloodCompanion,
   type OwnerFigures,
   outcome,
   percentiles,
@@ -43,7 +43,7 @@ export async function signInFromNewBrowser(port: number, authenticator: SoftAuth
 
 let authenticator: SoftAuthenticator | null = null;
 
-export const passkeyScenario: FloodScenario = {
+export const passkeyCompanion: FloodCompanion = {
   name: 'owner, passkey, new browser every 1 s (options + sign-in)',
   async setUp(port) {
     authenticator = await ownersPasskey(port);

@@ -10,7 +10,8 @@
 //
 // Knobs: FLOOD_CONCURRENCY, FLOOD_DURATION (e.g. 30s), FLOOD_SERVER_DIR (the checkout whose
 // src/server.ts runs; default this one), FLOOD_ENV (extra server variables, `A=1,B=2`),
-// FLOOD_JSON (a file to write the figures to).
+// FLOOD_JSON (a file to write the figures to), FLOOD_SCENARIOS (which to run: `outside` for this
+// flood and the names of FLOOD_SCENARIO_LIST's, comma-separated; default all of them).
 import { spawn } from 'node:child_process';
 import { argon2, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,18 +20,19 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/helpers/redis-server.ts';
-import { FLOOD_SCENARIOS } from './flood-scenarios.ts';
+import { FLOOD_COMPANIONS } from './flood-companions.ts';
+import { insiderScenario } from './flood-insider.ts';
 
 const REPO = fileURLToPath(new URL('../', import.meta.url));
-const PASSWORD = 'demo-password';
+export const PASSWORD = 'demo-password';
 const ALICE = 'alice@example.com';
-const BOB = 'bob@example.com';
-const CAROL = 'carol@example.com';
+export const BOB = 'bob@example.com';
+export const CAROL = 'carol@example.com';
 /** The server's argon2id memory (PASSWORD_HASH_COST's default) and passes. */
 const HASH_MEMORY_KIB = 19_456;
 const HASH_PASSES = 2;
 
-const log = (message: string) => console.error(`[flood] ${message}`);
+export const log = (message: string) => console.error(`[flood] ${message}`);
 
 export interface FloodSettings {
   readonly concurrency: number;
@@ -39,6 +41,47 @@ export interface FloodSettings {
   readonly durationMs: number;
   readonly serverDir: string;
   readonly serverEnv: Readonly<Record<string, string>>;
+  /** What to run: `outside` (the flood of this file) and scenarios of FLOOD_SCENARIO_LIST by name. */
+  readonly scenarios: readonly string[];
+}
+
+/** A scenario run after the outside flood, on a server of its own, in a file of its own (bench/flood-*.ts). */
+export interface FloodScenario {
+  readonly name: string;
+  run(settings: FloodSettings): Promise<ScenarioResults>;
+}
+
+export interface ScenarioResults {
+  readonly name: string;
+  /** A heading for the Markdown report. */
+  readonly title: string;
+  /** Who asked what and what they got, as a Markdown table. */
+  readonly table: string;
+  /** The same, a line each, for the console. */
+  readonly summary: readonly string[];
+  readonly verdicts: readonly { target: string; measured: string; held: boolean }[];
+  /** The figures, for benchmarks-run.json. */
+  readonly data: unknown;
+}
+
+/** The scenarios after the outside flood, in the order they run: one line each registers one. */
+export const FLOOD_SCENARIO_LIST: readonly FloodScenario[] = [insiderScenario];
+
+/** Runs the scenarios `settings.scenarios` names, one after the other. */
+export async function runFloodScenarios(settings: FloodSettings): Promise<ScenarioResults[]> {
+  const results: ScenarioResults[] = [];
+  for (const scenario of FLOOD_SCENARIO_LIST)
+    if (settings.scenarios.includes(scenario.name)) results.push(await scenario.run(settings));
+  return results;
+}
+
+/** A scenario's figures and verdicts for the console. */
+export function scenarioSummary(r: ScenarioResults): string {
+  return [
+    `${r.name}: ${r.title}`,
+    ...r.summary,
+    ...r.verdicts.map((v) => `${v.held ? 'held  ' : 'MISSED'} ${v.target}: ${v.measured}`),
+  ].join('\n');
 }
 
 export interface FloodResults {
@@ -62,19 +105,19 @@ export interface FloodResults {
     readonly unknownDevice: OwnerFigures;
     readonly signedIn: OwnerFigures;
   };
-  /** The registered scenarios' figures, by name. */
-  readonly scenarios: Readonly<Record<string, OwnerFigures>>;
+  /** The registered companions' figures, by name. */
+  readonly companions: Readonly<Record<string, OwnerFigures>>;
   /** Connections reset or refused, and requests that got no answer. */
   readonly transportErrors: number;
   readonly peakRssMb: number;
 }
 
 /**
- * A scenario run beside the owners during the flood, kept in a file of its own (bench/flood-*.ts)
- * and registered in FLOOD_SCENARIOS (bench/flood-scenarios.ts); its figures are reported under
- * its name.
+ * A companion runs beside the owners during the outside flood (a scenario runs after it, on a
+ * server of its own), kept in a file of its own (bench/flood-*.ts) and registered in
+ * FLOOD_COMPANIONS (bench/flood-companions.ts); its figures are reported under its name.
  */
-export interface FloodScenario {
+export interface FloodCompanion {
   readonly name: string;
   /** Before the flood, on the started server (say, a passkey to sign in with). */
   setUp(port: number): Promise<void>;
@@ -207,7 +250,7 @@ export function percentiles(values: number[]): Percentiles {
   return { p50: round(at(0.5)), p95: round(at(0.95)), p99: round(at(0.99)), max: round(sorted.at(-1)!) };
 }
 
-const tally = (counts: Record<string, number>, key: string) => {
+export const tally = (counts: Record<string, number>, key: string) => {
   counts[key] = (counts[key] ?? 0) + 1;
 };
 
@@ -296,7 +339,7 @@ export async function startQuietServer(settings: FloodSettings) {
 }
 
 /** Starts the server of `dir` as `npm start` does, on a fresh embedded database; resolves once it answers. */
-async function startServer(settings: FloodSettings, port: number) {
+export async function startServer(settings: FloodSettings, port: number) {
   const dataDir = mkdtempSync(join(tmpdir(), 'flood-data-'));
   const child = spawn(process.execPath, ['src/server.ts'], {
     cwd: settings.serverDir,
@@ -442,7 +485,7 @@ export async function runFlood(settings: FloodSettings): Promise<FloodResults> {
     const bob = new Browser(port);
     await bob.csrf();
     if ((await bob.login(BOB, PASSWORD)).status !== 200) throw new Error('bob could not sign in');
-    for (const scenario of FLOOD_SCENARIOS) await scenario.setUp(port);
+    for (const companion of FLOOD_COMPANIONS) await companion.setUp(port);
 
     const owners = {
       knownDevice: { latencies: [] as number[], byStatus: {} as Record<string, number> },
@@ -480,7 +523,7 @@ export async function runFlood(settings: FloodSettings): Promise<FloodResults> {
     };
     let carol = new Browser(port);
     log(`flood: ${settings.concurrency} attempts in flight for ${settings.durationMs / 1000} s`);
-    const scenarios = Promise.all(FLOOD_SCENARIOS.map((scenario) => scenario.during(port, running)));
+    const companions = Promise.all(FLOOD_COMPANIONS.map((companion) => companion.during(port, running)));
     const [attack] = await Promise.all([
       attackers,
       owner(owners.knownDevice, () => alice.login(ALICE, PASSWORD), 250),
@@ -531,7 +574,7 @@ export async function runFlood(settings: FloodSettings): Promise<FloodResults> {
         unknownDevice: figures(owners.unknownDevice),
         signedIn: figures(owners.signedIn),
       },
-      scenarios: Object.fromEntries((await scenarios).map((f, i) => [FLOOD_SCENARIOS[i]!.name, f])),
+      companions: Object.fromEntries((await companions).map((f, i) => [FLOOD_COMPANIONS[i]!.name, f])),
       transportErrors,
       peakRssMb: round(server.peakRssMb()),
     };
@@ -604,7 +647,7 @@ export function floodSummary(r: FloodResults): string {
     `unknown-device owner: ${r.owners.unknownDevice.requests} sign-ins, ${p(r.owners.unknownDevice.latencyMs)} (${statuses(r.owners.unknownDevice.byStatus)})`,
     `signed-in GET /api/auth/me: ${r.owners.signedIn.requests} requests, p99 ${r.owners.signedIn.latencyMs.p99} ms, max ${r.owners.signedIn.latencyMs.max} ms (${statuses(r.owners.signedIn.byStatus)})`,
     `checks: ${r.checksPerSecond}/s under the flood, ${r.machineChecksPerSecond}/s alone (${(r.checksShareOfMachine * 100).toFixed(0)} %)`,
-    ...Object.entries(r.scenarios).map(
+    ...Object.entries(r.companions).map(
       ([name, f]) => `${name}: ${f.requests} requests, ${p(f.latencyMs)} (${statuses(f.byStatus)})`,
     ),
     `peak RSS ${r.peakRssMb} MB; transport errors ${r.transportErrors}`,
@@ -629,6 +672,9 @@ export function floodSettings(env: NodeJS.ProcessEnv = process.env): FloodSettin
     durationMs: Number(match[1]) * (match[2] === 's' ? 1000 : 1),
     serverDir: env.FLOOD_SERVER_DIR ?? REPO,
     serverEnv,
+    scenarios: (env.FLOOD_SCENARIOS ?? ['outside', ...FLOOD_SCENARIO_LIST.map((s) => s.name)].join(','))
+      .split(',')
+      .filter(Boolean),
   };
 }
 
@@ -638,7 +684,11 @@ if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === 'a
 } else if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === 'alone') {
   console.log(await machineChecksPerSecond(Number(process.argv[3])));
 } else if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const results = await runFlood(floodSettings());
-  console.log(floodSummary(results));
-  if (process.env.FLOOD_JSON) writeFileSync(process.env.FLOOD_JSON, `${JSON.stringify(results, null, 2)}\n`);
+  const settings = floodSettings();
+  const results = settings.scenarios.includes('outside') ? await runFlood(settings) : null;
+  if (results) console.log(floodSummary(results));
+  const scenarios = await runFloodScenarios(settings);
+  for (const scenario of scenarios) console.log(`\n${scenarioSummary(scenario)}`);
+  if (process.env.FLOOD_JSON)
+    writeFileSync(process.env.FLOOD_JSON, `${JSON.stringify({ ...results, scenarios }, null, 2)}\n`);
 }

@@ -1,5 +1,5 @@
 // Builds the application: services, then plugins → routes → error and 404 handlers.
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import pino from 'pino';
@@ -102,6 +102,10 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const storeOptions = { redis: config.redis, failureMode: config.rateLimits.storeFailure };
   const stack = options.store ?? (await createStore(storeOptions, clock, logger));
   const passwordChecker = await passwords;
+  const users = new UsersRepository(db);
+  // Unknown emails are checked at the costs stored, dormant accounts' older ones included.
+  const dummyKey = createHmac('sha256', config.sessionSecret).update('tp-dummy-hash').digest();
+  await passwordChecker.useStoredCosts(await users.hashParameterCounts(), dummyKey);
   const securityEvents = new SecurityEventLog({
     repository: new SecurityEventsRepository(db),
     clock,
@@ -121,7 +125,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     config,
     clock,
     db,
-    users: new UsersRepository(db),
+    users,
     tasks: new TasksRepository(db),
     clients: new ClientsRepository(db),
     sessions: new SessionService(sessionsRepository, {

@@ -55,7 +55,11 @@ export type Turn = { readonly shed: false } | { readonly shed: true; readonly re
 export type Admission =
   | { readonly shed: true }
   | { readonly shed: false; readonly ticket: Ticket }
-  /** Known lane: the account has MAX_WAITING_PER_ACCOUNT attempts waiting already; come back in `retryAfter` s. */
+  /**
+   * Known lane: the account has MAX_WAITING_PER_ACCOUNT attempts waiting already; come back in
+   * `retryAfter` s (answer after `hold()`, as a shed: an insider's extra attempts, answered at
+   * once, would come straight back and fill the event loop).
+   */
   | { readonly shed: false; readonly ticket: null; readonly retryAfter: number };
 
 /** An admitted attempt: its place in the queue, then its slot. */
@@ -73,7 +77,7 @@ export interface GateState {
   readonly concurrency: number;
   readonly running: number;
   readonly queued: { readonly known: number; readonly shared: number };
-  /** Shed attempts whose 503 is held until their bound passes. */
+  /** Turned-away attempts (shed, or over their account's backlog) whose answer is held until the bound passes. */
   readonly held: number;
   /** The current estimate of one check's duration (ms), from the checks timed so far. */
   readonly checkMs: number;
@@ -135,7 +139,7 @@ export class HashGate {
   private readonly clock: Clock;
   private checkMs: number;
   private running = 0;
-  /** Shed attempts whose answer is being held (`hold`). */
+  /** Turned-away attempts whose answer is being held (`hold`). */
   private holding = 0;
   /** The shared line, by proved work then arrival. */
   private readonly shared = new WorkLine<Waiter>();

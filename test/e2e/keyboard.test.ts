@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
+import { ApiClient, MemoryCookieJar } from '../../src/client/index.ts';
 import { ensurePortalBuilt } from '../../web/build.ts';
 import { DEMO_PASSWORD } from '../helpers/app.ts';
 import { CHROMIUM, openBrowser, skipWithoutChromium, startPortal, submitLogin } from '../helpers/browser.ts';
@@ -31,7 +32,7 @@ describe('the portal from the keyboard', { skip: skipWithoutChromium() }, () => 
   after(closeTestDatabases);
 
   it('titles each view after itself, and ties a refused sign-in to both fields', {
-    timeout: 60_000,
+    timeout: 90_000,
   }, async (t) => {
     const base = await startPortal(t);
     const page = await openBrowser(t);
@@ -162,5 +163,125 @@ describe('a keyboard-only walk', { skip: skipWithoutChromium() }, () => {
       'heading "Sign in"',
     );
     assert.equal(await page.title(), 'Sign in — Task portal');
+  });
+});
+
+describe('the Tasks page at 375 px', { skip: skipWithoutChromium() }, () => {
+  before(() => ensurePortalBuilt({ quiet: true }));
+  after(closeTestDatabases);
+
+  it('keeps every client name whole in the picker and the pager on one line', {
+    timeout: 90_000,
+  }, async (t) => {
+    const base = await startPortal(t);
+    const page = await openBrowser(t, { width: 375, height: 800 });
+    await page.goto(`${base}/`);
+    await submitLogin(page, ALICE, DEMO_PASSWORD);
+    await page.locator('tr[data-task-id="1"]').waitFor();
+
+    // Each name's width in the picker's own font, against the room its box leaves beside the arrow.
+    const picker = await page.getByLabel('Client', { exact: true }).evaluate((select: HTMLSelectElement) => {
+      const style = getComputedStyle(select);
+      const context = document.createElement('canvas').getContext('2d')!;
+      context.font = style.font;
+      const arrow = 24;
+      const room =
+        select.clientWidth -
+        Number.parseFloat(style.paddingLeft) -
+        Number.parseFloat(style.paddingRight) -
+        arrow;
+      return [...select.options].map((option) => ({
+        name: option.text,
+        fits: context.measureText(option.text).width <= room,
+      }));
+    });
+    assert.deepEqual(
+      picker.filter((option) => !option.fits).map((option) => option.name),
+      [],
+      'no client name is cut',
+    );
+
+    const pager = await page.locator('#pager').evaluate((nav) => {
+      const items = [...nav.children].map((child) => child.getBoundingClientRect());
+      return { rows: new Set(items.map((item) => Math.round((item.top + item.bottom) / 2))).size };
+    });
+    const button = await page.getByRole('button', { name: 'Next page' }).evaluate((element) => {
+      const style = getComputedStyle(element);
+      return { height: element.getBoundingClientRect().height, line: Number.parseFloat(style.lineHeight) };
+    });
+    assert.equal(pager.rows, 1, 'Previous page, the page number and Next page side by side');
+    assert.ok(
+      button.height < 2 * button.line + 16,
+      `each pager button holds its words on one line (${button.height} px high)`,
+    );
+  });
+});
+
+describe('focus handed on', { skip: skipWithoutChromium() }, () => {
+  before(() => ensurePortalBuilt({ quiet: true }));
+  after(closeTestDatabases);
+
+  it('from Clear selection to select-all, and from a refused Reassign to its error', {
+    timeout: 90_000,
+  }, async (t) => {
+    const base = await startPortal(t, { RATE_LIMIT_BULK: '1/1m' });
+    const page = await openBrowser(t);
+    await page.goto(`${base}/`);
+    await submitLogin(page, ALICE, DEMO_PASSWORD);
+    await page.locator('#bulk-budget', { hasText: '1 of 1 bulk reassignment left' }).waitFor();
+    const box = (id: number) => page.getByRole('checkbox', { name: new RegExp(`^Select task ${id}:`) });
+
+    await box(4).check();
+    await page.getByRole('button', { name: 'Clear selection' }).focus();
+    await page.keyboard.press('Enter');
+    await page.locator('#selection-status', { hasText: '0 of at most 50 selected.' }).waitFor();
+    assert.equal(
+      await focused(page),
+      'checkbox "Select all on this page (at most 50)"',
+      'the removed button handed on',
+    );
+
+    // Alice spends the budget in another session: the page still offers Reassign, and is refused.
+    const elsewhere = new ApiClient({ baseUrl: base, cookieJar: new MemoryCookieJar() });
+    await elsewhere.login(ALICE, DEMO_PASSWORD);
+    await elsewhere.bulkReassign([7], 2);
+    await box(4).check();
+    await page.getByLabel('New assignee').selectOption({ label: 'Bob Nguyen' });
+    await page.getByRole('button', { name: 'Reassign 1 task' }).focus();
+    await page.keyboard.press('Enter');
+    await page
+      .locator('#bulk-error', { hasText: 'You have used all your bulk reassignments for now.' })
+      .waitFor();
+    assert.equal(
+      await page.evaluate(() => document.activeElement?.id),
+      'bulk-error',
+      'the refusal takes focus from the outcome region the disabled button handed it to',
+    );
+  });
+
+  it('on the Admin page: Refresh keeps focus while it loads, Unlock hands it to what it did', {
+    timeout: 90_000,
+  }, async (t) => {
+    const base = await startPortal(t, { RATE_LIMIT_LOGIN_ACCOUNT: '3/15m' });
+    for (let attempt = 0; attempt < 3; attempt++)
+      await new ApiClient({ baseUrl: base, cookieJar: new MemoryCookieJar() })
+        .login('carol@example.com', 'not-the-password')
+        .catch(() => {});
+    const page = await openBrowser(t);
+    await page.goto(`${base}/#admin`);
+    await submitLogin(page, ADMIN, DEMO_PASSWORD);
+    await page.locator('#login-locks tr', { hasText: 'carol@example.com' }).waitFor();
+
+    await page.getByRole('button', { name: 'Refresh locks' }).focus();
+    await page.keyboard.press('Enter');
+    assert.equal(await focused(page), 'button "Refresh locks"', 'while the locks load');
+    await page.locator('#login-locks[aria-busy="false"]').waitFor();
+    assert.equal(await focused(page), 'button "Refresh locks"', 'after the locks loaded');
+
+    await page.getByRole('button', { name: 'Unlock carol@example.com' }).focus();
+    await page.keyboard.press('Enter');
+    await page.locator('#unlock-status', { hasText: 'carol@example.com is unlocked' }).waitFor();
+    await page.locator('#login-locks tr', { hasText: 'carol@example.com' }).waitFor({ state: 'detached' });
+    assert.equal(await focused(page), 'status "carol@example.com is unlocked and can sign in again."');
   });
 });

@@ -3326,7 +3326,7 @@ export interface paths {
     };
   };
   "/api/admin/login-locks/reset": {
-    /** Clear an account's login-failure counter and revoke its known devices (admins only) */
+    /** Clear an account's login-failure counter; its known devices stay known (admins only) */
     post: {
       requestBody: {
         content: {

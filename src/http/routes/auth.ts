@@ -4,6 +4,7 @@ import { DEVICE_COOKIE, DeviceCookies } from '../../auth/devices.ts';
 import type { GatePlace } from '../../auth/hash-gate.ts';
 import type { WorkSolution } from '../../auth/work-challenges.ts';
 import { accountMaySignIn } from '../../db/repositories/users.ts';
+import { normaliseEmail } from '../../email.ts';
 import { ApiError, errorBody } from '../../errors.ts';
 import { CSRF_COOKIE, cookieOptions } from '../plugins/csrf.ts';
 import { sendRefusal } from '../plugins/rate-limit.ts';
@@ -81,8 +82,12 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
       if (admission.shed) return busy(reply, email, await loginGate.hold());
       // The login plan's flow, which the rate-limit plugin gives this route when it is registered.
       const flow = request.routeOptions.config.loginFlow!;
-      // The account has as many known-device attempts waiting as it may: refused before any check or count.
-      if (admission.ticket === null) return sendRefusal(reply, flow.backlogFull(admission.retryAfter));
+      // The account has as many known-device attempts waiting as it may: refused before any check or
+      // count, the answer held like a shed's so that an insider's loop of them costs nothing.
+      if (admission.ticket === null) {
+        await loginGate.hold();
+        return sendRefusal(reply, flow.backlogFull(admission.retryAfter));
+      }
       const { ticket } = admission;
       try {
         credentials ??= await users.findCredentials(email);
@@ -94,7 +99,9 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
           await attempt.release();
           return busy(reply, email, turn.retryAfter);
         }
-        const matches = await ticket.run(() => passwords.check(password, credentials?.passwordHash ?? null));
+        const matches = await ticket.run(() =>
+          passwords.check(password, credentials?.passwordHash ?? null, normaliseEmail(email)),
+        );
         // A disabled account is refused after the same check, and counted as the same failure: its
         // answer tells nothing a wrong password would not.
         const ok = matches && credentials != null && accountMaySignIn(credentials);

@@ -50,7 +50,7 @@ describe('axe over every view', { skip: skipWithoutChromium() }, () => {
       await assertNoViolations(page, 'Sign in, refused');
 
       await page.getByLabel('Password').fill(DEMO_PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.locator('tr[data-task-id="1"]').waitFor();
       await page.getByLabel('Client', { exact: true }).selectOption({ label: 'Globex Corporation' });
       await page.getByRole('button', { name: 'Apply filters' }).click();

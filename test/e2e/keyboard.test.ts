@@ -156,6 +156,7 @@ describe('a keyboard-only walk', { skip: skipWithoutChromium() }, () => {
 
     // Past the end of the page, Tab leaves it for the browser's own controls, then comes round to the top bar.
     assert.equal(await walk.press('Tab'), 'body');
+    assert.equal(await walk.press('Tab'), 'link "Account"');
     assert.equal(await walk.press('Tab'), 'button "Sign out"');
     assert.equal(
       await walk.press('Enter', () => page.getByRole('heading', { name: 'Sign in' }).waitFor()),

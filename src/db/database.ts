@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { Availability, DatabaseUnavailableError, isUnavailable } from './availability.ts';
+import { LOCK_SOCKET, lockDataDir } from './data-dir-lock.ts';
 
 /** Where `npm run build` leaves an initialised data directory (src/db/pglite-template.ts). */
 export const PGLITE_TEMPLATE_DIR = fileURLToPath(new URL('../../dist/pglite-template', import.meta.url));
@@ -62,11 +63,17 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       options.databaseStatementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
     );
   if (options.pglite) return wrapPglite(options.pglite);
-  if (options.template === false) await mkdir(options.dataDir, { recursive: true });
-  else await seedDataDirFromTemplate(options.dataDir);
-  const db = new PGlite(options.dataDir, pgliteOptions());
-  await db.waitReady;
-  return wrapPglite(db);
+  await mkdir(options.dataDir, { recursive: true });
+  const lock = await lockDataDir(options.dataDir);
+  try {
+    if (options.template !== false) await seedDataDirFromTemplate(options.dataDir);
+    const db = new PGlite(options.dataDir, pgliteOptions());
+    await db.waitReady;
+    return wrapPglite(db, lock.release);
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
 }
 
 /**
@@ -105,10 +112,9 @@ const PARTIAL = '.template-copy';
  */
 async function seedDataDirFromTemplate(dataDir: string): Promise<void> {
   if (existsSync(path.join(dataDir, 'PG_VERSION'))) return;
-  await mkdir(dataDir, { recursive: true });
   if (!existsSync(path.join(PGLITE_TEMPLATE_DIR, 'PG_VERSION'))) return;
   const stage = path.join(dataDir, PARTIAL);
-  const present = await readdir(dataDir);
+  const present = (await readdir(dataDir)).filter((entry) => entry !== LOCK_SOCKET);
   if (present.length > 0 && !present.includes(PARTIAL)) return; // someone else's files: not ours to fill
   // An unfinished copy: what was moved up came from the template, so it can all go.
   for (const entry of present) await rm(path.join(dataDir, entry), { recursive: true, force: true });
@@ -120,7 +126,7 @@ async function seedDataDirFromTemplate(dataDir: string): Promise<void> {
   await rm(stage, { recursive: true, force: true });
 }
 
-function wrapPglite(db: PGlite): Database {
+function wrapPglite(db: PGlite, release: () => Promise<void> = async () => {}): Database {
   const query = async <Row>(sql: string, params: readonly unknown[] = []) =>
     (await db.query<Row>(sql, params as unknown[])).rows;
   // PGlite is one session, where advisory locks are re-entrant: two callers of withConnection would
@@ -136,7 +142,10 @@ function wrapPglite(db: PGlite): Database {
     availability: new Availability(),
     query,
     withConnection,
-    close: () => db.close(),
+    async close() {
+      await db.close();
+      await release();
+    },
   };
 }
 

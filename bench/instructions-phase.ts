@@ -15,33 +15,25 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import {
-  type BenchTarget,
-  comparisonTargets,
-  NEVER_REFUSES,
-  oursEnv,
-  SESSION_CACHE_TTL,
-} from './lib/catalogue.ts';
+import { join } from 'node:path';
+import { type BenchTarget, SESSION_CACHE_TTL } from './lib/catalogue.ts';
+import { guardTargets } from './lib/guard-rows.ts';
 import { median, sendExactly } from './lib/load.ts';
 import { int, options } from './lib/options.ts';
 import type { Phase } from './lib/phase.ts';
 import { table } from './lib/report.ts';
 import { meRequests } from './lib/requests.ts';
 import type { BenchSession } from './lib/serve.ts';
-import { TargetProcess } from './lib/target-process.ts';
+import type { TargetProcess } from './lib/target-process.ts';
 
 const settings = {
   warmup: int('BENCH_INSTR_WARMUP', 30_000),
   requests: int('BENCH_INSTR_REQUESTS', 5_000),
   samples: int('BENCH_INSTR_SAMPLES', 3),
   connections: int('BENCH_INSTR_CONNECTIONS', 10),
+  /** Processes of ours · redis, each counted apart: the guard takes the costliest. */
+  redisProcesses: int('BENCH_INSTR_REDIS_PROCESSES', 3),
 };
-/** The guard's rows (bench/lib/results.ts). */
-const ROWS = ['fastify-contract', 'fastify-stack-memory', 'fastify-stack-redis', 'ours-memory', 'ours-redis'];
-/** BENCH_INSTR_BASELINE=<checkout>: also ours · memory and ours · redis from that checkout, for an A/B. */
-const BASELINE = process.env.BENCH_INSTR_BASELINE ? resolve(process.env.BENCH_INSTR_BASELINE) : null;
 /** BENCH_INSTR_KEEP=1 keeps the dumps, for callgrind_annotate (by function, callers, callees). */
 const KEEP = process.env.BENCH_INSTR_KEEP === '1';
 
@@ -57,8 +49,10 @@ const NEXT_TICK_SLOW_PATH = 'Runtime_DefineKeyedOwnPropertyInLiteral';
 export interface InstructionRow {
   readonly name: string;
   readonly label: string;
-  /** Median sample: instructions per request, compilers and the nextTick slow path left out. */
+  /** Median sample (median process when several): instructions per request, compilers and the nextTick slow path left out. */
   readonly perRequest: number;
+  /** Each process's median sample (ours · redis runs several). */
+  readonly byProcess?: readonly number[];
   /** Every sample's figure, as above. */
   readonly samples: readonly number[];
   /** Median sample's nextTick slow path per request (left out of perRequest). */
@@ -87,32 +81,20 @@ export const instructionsPhase: Phase = {
     }
     // Under callgrind a target runs about fifty times slower: the session cache's lifetime, wall
     // time, would run out mid-run and put a database lookup per user into the samples.
-    const all = comparisonTargets(NEVER_REFUSES, options.users, context.redis?.url ?? null).map((t) =>
-      t.family === 'ours' ? { ...t, env: { ...t.env, SESSION_CACHE_TTL: SESSION_CACHE_TTL || '24h' } } : t,
-    );
-    const targets: { target: BenchTarget; start: typeof TargetProcess.start }[] = ROWS.flatMap((name) =>
-      all.filter((t) => t.name === name).map((target) => ({ target, start: TargetProcess.start })),
-    );
-    if (BASELINE) {
-      // That checkout's own driver module starts that checkout's bench/targets/ours.ts.
-      const module = pathToFileURL(`${BASELINE}/bench/lib/target-process.ts`).href;
-      const other = ((await import(module)) as typeof import('./lib/target-process.ts')).TargetProcess;
-      for (const t of all.filter((t) => t.family === 'ours')) {
-        // Its own database and Redis keys: the two checkouts' schemas may differ.
-        const { DATA_DIR, REDIS_KEY_PREFIX } = oursEnv({ users: options.users });
-        const env = { ...t.env, DATA_DIR: DATA_DIR!, REDIS_KEY_PREFIX: REDIS_KEY_PREFIX! };
-        const target = { ...t, env, name: `${t.name}-baseline`, label: `${t.label}, baseline checkout` };
-        targets.push({ target, start: other.start.bind(other) });
-      }
-    }
-    const chosen = targets.filter(
-      ({ target }) => options.targets.length === 0 || options.targets.some((f) => target.name.includes(f)),
-    );
+    const chosen = await guardTargets(context.redis?.url ?? null, {
+      SESSION_CACHE_TTL: SESSION_CACHE_TTL || '24h',
+    });
     if (chosen.length === 0) return null;
     const dir = mkdtempSync(join(tmpdir(), 'tp-callgrind-'));
     const rows: InstructionRow[] = [];
     try {
-      for (const { target, start } of chosen) rows.push(await count(target, start, dir, context.log));
+      for (const { target, start } of chosen) {
+        // Ours on Redis once drew one of two costs at start: every process is counted apart.
+        const processes = target.family === 'ours' && target.store === 'redis' ? settings.redisProcesses : 1;
+        const counted: InstructionRow[] = [];
+        for (let p = 0; p < processes; p++) counted.push(await count(target, start, dir, context.log));
+        rows.push(mergeProcesses(counted));
+      }
     } finally {
       if (KEEP) context.log(`callgrind dumps kept in ${dir}`);
       else rmSync(dir, { recursive: true, force: true });
@@ -121,7 +103,7 @@ export const instructionsPhase: Phase = {
       data: rows,
       markdown: [
         `### Instructions per request (callgrind; median of ${settings.samples} samples of ${settings.requests} requests ` +
-          `after ${settings.warmup} unrecorded, ${settings.connections} connections; V8's optimising compilers and Node's nextTick slow path left out)`,
+          `after ${settings.warmup} unrecorded, ${settings.connections} connections, ours · redis in ${settings.redisProcesses} processes; V8's optimising compilers and Node's nextTick slow path left out)`,
         '',
         instructionsTable(rows),
       ].join('\n'),
@@ -194,6 +176,19 @@ async function count(
   }
 }
 
+/** One row from one target's processes: the median process, every process's figure, every sample. */
+function mergeProcesses(rows: readonly InstructionRow[]): InstructionRow {
+  const byProcess = rows.map((r) => r.perRequest);
+  return {
+    ...rows[0]!,
+    perRequest: median(byProcess),
+    byProcess,
+    samples: rows.flatMap((r) => r.samples),
+    tickSlowPath: median(rows.map((r) => r.tickSlowPath)),
+    failures: rows.reduce((total, r) => total + r.failures, 0),
+  };
+}
+
 /** A dump's instructions: all, V8's optimising compilers' (self), the nextTick slow path's (with its callees). */
 function readDump(file: string): { total: number; compiler: number; tick: number } {
   const annotate = (...args: string[]) =>
@@ -223,6 +218,7 @@ function instructionsTable(rows: readonly InstructionRow[]): string {
     [
       'Target',
       'instructions / request',
+      'by process',
       'samples',
       "Node's nextTick slow path (left out)",
       'errors / non-2xx',
@@ -230,6 +226,7 @@ function instructionsTable(rows: readonly InstructionRow[]): string {
     rows.map((r) => [
       r.label,
       k(r.perRequest),
+      (r.byProcess ?? [r.perRequest]).map(k).join(', '),
       r.samples.map(k).join(', '),
       k(r.tickSlowPath),
       String(r.failures),

@@ -1,6 +1,7 @@
 // npm run bench: every target in its own pinned process, the same load, interleaved rounds, one table and its guard.
 import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { breakdownPhase } from './breakdown-phase.ts';
 import { floodPhase } from './flood-phase.ts';
 import { type InstructionRow, instructionsPhase } from './instructions-phase.ts';
 import {
@@ -80,7 +81,13 @@ const redisTripsPhase: Phase = {
  * The phases of a run, in order (BENCH_ONLY=name,… runs some of them). A new phase is a module
  * under bench/ exporting a `Phase`, added to this list.
  */
-const PHASES: readonly Phase[] = [targetsPhase, instructionsPhase, redisTripsPhase, floodPhase];
+const PHASES: readonly Phase[] = [
+  targetsPhase,
+  instructionsPhase,
+  breakdownPhase,
+  redisTripsPhase,
+  floodPhase,
+];
 
 const log = (message: string) => console.error(`[bench] ${message}`);
 const machine = describeMachine();

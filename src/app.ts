@@ -43,7 +43,7 @@ import { SHARED_SCHEMAS } from './http/schemas.ts';
 import type { Services } from './http/services.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { BODY_LIMIT_BYTES } from './limits.ts';
-import { loggerOptions } from './logger-options.ts';
+import { logDestination, loggerOptions } from './logger-options.ts';
 import { RateLimitEngine } from './rate-limit/engine.ts';
 import { createStore, type StoreStack } from './rate-limit/stores/create-store.ts';
 
@@ -90,8 +90,10 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const sessionsRepository = new SessionsRepository(db);
   // One logger for the app and the store stack, which is built first (its readiness is a service).
   const logSettings = { level: config.logLevel, production: config.env === 'production' };
-  // pino's default destination: stdout through sonic-boom, asynchronous, flushed at exit.
-  const logger = pino(loggerOptions(logSettings));
+  // A development terminal's pretty lines go through pino-pretty's transport, every other line
+  // through the buffered stdout of logDestination().
+  const pinoOptions = loggerOptions(logSettings);
+  const logger = pinoOptions.transport ? pino(pinoOptions) : pino(pinoOptions, logDestination());
   const storeOptions = { redis: config.redis, failureMode: config.rateLimits.storeFailure };
   const stack = options.store ?? (await createStore(storeOptions, clock, logger));
   const passwordChecker = await passwords;

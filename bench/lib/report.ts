@@ -80,13 +80,18 @@ export function tripsTable(rows: readonly TripRow[]): string {
 export interface GuardCheck {
   readonly target: string;
   readonly measured: string;
-  readonly met: boolean | null;
+  /** null: its phase did not run; 'context': shown beside the guard, not a target. */
+  readonly met: boolean | null | 'context';
 }
 
 /** Checks and whether each was met; `heading` names the first column (the guard's, a phase's targets). */
 export function guardTable(checks: readonly GuardCheck[], heading = 'Guard'): string {
   return table(
     [heading, 'Measured', 'Met'],
-    checks.map((c) => [c.target, c.measured, c.met === null ? 'not measured' : c.met ? 'yes' : '**no**']),
+    checks.map((c) => [
+      c.target,
+      c.measured,
+      c.met === 'context' ? 'context' : c.met === null ? 'not measured' : c.met ? 'yes' : '**no**',
+    ]),
   );
 }

@@ -9,6 +9,13 @@ export type GatePlace = { readonly lane: 'known'; readonly account: string } | {
 
 export const SHARED: GatePlace = Object.freeze({ lane: 'shared' });
 
+/**
+ * Known-device attempts one account may have waiting at once (besides its running check). Its
+ * checks run one at a time, so more would only wait longer; an insider with many device cookies of
+ * their own account gets its extra attempts refused at once (429) instead of queued without bound.
+ */
+export const MAX_WAITING_PER_ACCOUNT = 4;
+
 export interface HashGateOptions {
   /** Checks that may run at once. */
   readonly concurrency: number;
@@ -34,7 +41,11 @@ export interface HashGateObserver {
 /** An attempt's turn: it may run its checks now, or it was shed (and should come back in `retryAfter` s). */
 export type Turn = { readonly shed: false } | { readonly shed: true; readonly retryAfter: number };
 
-export type Admission = { readonly shed: true } | { readonly shed: false; readonly ticket: Ticket };
+export type Admission =
+  | { readonly shed: true }
+  | { readonly shed: false; readonly ticket: Ticket }
+  /** Known lane: the account has MAX_WAITING_PER_ACCOUNT attempts waiting already; come back in `retryAfter` s. */
+  | { readonly shed: false; readonly ticket: null; readonly retryAfter: number };
 
 /** An admitted attempt: its place in the queue, then its slot. */
 export interface Ticket {
@@ -118,6 +129,12 @@ export class HashGate {
   private knownQueued = 0;
   /** Accounts with a known-device check running (one each at most). */
   private readonly knownRunning = new Set<string>();
+  /**
+   * Accounts with known-device attempts waiting and no check running: each will take one slot, and
+   * its backlog then runs on that slot, one check at a time. Kept as a count so the estimate never
+   * walks the queues.
+   */
+  private waitingAccounts = 0;
   private readonly observers = new Set<HashGateObserver>();
 
   constructor(options: HashGateOptions) {
@@ -150,18 +167,21 @@ export class HashGate {
         return { shed: true };
       }
     }
+    const line = place.lane === 'known' ? this.known.get(place.account) : undefined;
+    if (line && line.length >= MAX_WAITING_PER_ACCOUNT)
+      return { shed: false, ticket: null, retryAfter: this.retryAfter(line.length * this.checkMs) };
     const waiter = new Waiter(this, place, now);
     if (place.lane === 'shared') {
       this.shared.push(waiter);
       this.sharedQueued++;
-    } else {
-      let line = this.known.get(place.account);
-      if (!line) {
-        line = [];
-        this.known.set(place.account, line);
-        this.turns.push(place.account);
-      }
+    } else if (line) {
       line.push(waiter);
+      this.knownQueued++;
+    } else {
+      this.tracked(place.account, () => {
+        this.known.set(place.account, [waiter]);
+        this.turns.push(place.account);
+      });
       this.knownQueued++;
     }
     this.pump(now);
@@ -184,12 +204,18 @@ export class HashGate {
     return this.retryAfter(this.expectedWaitMs());
   }
 
-  /** The wait (ms) a shared-lane attempt arriving now should expect before its check starts. */
+  /**
+   * The wait (ms) a shared-lane attempt arriving now should expect before its check starts. It
+   * counts runnable work: the shared attempts waiting, and one check for each account whose
+   * known-device backlog waits for a slot. An account whose check runs already holds its slot (its
+   * backlog follows on it, one at a time) and adds nothing: however long one account's backlog,
+   * it occupies at most one slot of the estimate.
+   */
   expectedWaitMs(): number {
-    const queued = this.knownQueued + this.sharedQueued;
-    if (this.running + queued < this.concurrency) return 0;
-    // It starts after the queue ahead of it and one more check end; checks end at concurrency/checkMs.
-    return ((queued + 1) * this.checkMs) / this.concurrency;
+    const ahead = this.waitingAccounts + this.sharedQueued;
+    if (this.running + ahead < this.concurrency) return 0;
+    // It starts after the work ahead of it and one more check end; checks end at concurrency/checkMs.
+    return ((ahead + 1) * this.checkMs) / this.concurrency;
   }
 
   state(): GateState {
@@ -223,7 +249,8 @@ export class HashGate {
     waiter.state = 'done';
     if (was === 'running') {
       this.running--;
-      if (waiter.place.lane === 'known') this.knownRunning.delete(waiter.place.account);
+      const { place } = waiter;
+      if (place.lane === 'known') this.tracked(place.account, () => this.knownRunning.delete(place.account));
     } else if (waiter.place.lane === 'shared') {
       this.sharedQueued--;
       waiter.resolve({ shed: true, retryAfter: this.retryAfter(this.expectedWaitMs()) });
@@ -242,7 +269,8 @@ export class HashGate {
       if (!next) return;
       next.state = 'running';
       this.running++;
-      if (next.place.lane === 'known') this.knownRunning.add(next.place.account);
+      const { place } = next;
+      if (place.lane === 'known') this.tracked(place.account, () => this.knownRunning.add(place.account));
       const waited = now - next.queuedAt;
       this.notify((o) => o.granted?.(next.place.lane, waited));
       next.resolve({ shed: false });
@@ -259,7 +287,7 @@ export class HashGate {
       this.knownQueued--;
       this.turns.splice(i, 1);
       if (line.length > 0) this.turns.push(account);
-      else this.known.delete(account);
+      else this.tracked(account, () => this.known.delete(account));
       return waiter;
     }
     return null;
@@ -312,9 +340,17 @@ export class HashGate {
     line.splice(index, 1);
     this.knownQueued--;
     if (line.length === 0) {
-      this.known.delete(place.account);
+      this.tracked(place.account, () => this.known.delete(place.account));
       this.turns = this.turns.filter((account) => account !== place.account);
     }
+  }
+
+  /** Applies a change to an account's line or running check, keeping `waitingAccounts` in step. */
+  private tracked(account: string, change: () => void): void {
+    const before = this.known.has(account) && !this.knownRunning.has(account);
+    change();
+    const after = this.known.has(account) && !this.knownRunning.has(account);
+    this.waitingAccounts += Number(after) - Number(before);
   }
 
   /** Whole seconds to come back after, from the wait expected now: at least 1. */

@@ -107,6 +107,23 @@ export class LoginFlow {
   }
 
   /**
+   * The 429 of a known-device attempt the login gate refused because its account already has as
+   * many attempts waiting as it may (contract §11): under the known-device control's code and
+   * budget, nothing admitted right now, and the gate's wait as the reset. Nothing is reserved,
+   * counted or locked: the attempt never reached the failure budgets.
+   */
+  backlogFull(retryAfterSeconds: number): Verdict {
+    const bound = this.engine.controls[this.plan.knownDevice[0]!];
+    const decision = {
+      allowed: false,
+      limit: bound.rule.limit,
+      remaining: 0,
+      resetMs: retryAfterSeconds * 1000,
+    };
+    return { bound, decision, refused: true };
+  }
+
+  /**
    * A failure that took the last unit of an enforced budget starts a lock: exactly one failure does
    * per lock (the one whose reservation filled it), so the index entry and the event are written
    * once per lock, however many refusals follow.

@@ -2,6 +2,7 @@
 //   node test/container/probe.ts first-start <base>             sign in, reassign, get a 429
 //   node test/container/probe.ts after-restart <base> <json>     the reassignment is still there
 //   node test/container/probe.ts fleet <nginx> <metrics-1> <metrics-2> <api-1 container> <api-2 container>
+//   node test/container/probe.ts browser <nginx>                 Chromium signs in and reassigns
 //   node test/container/probe.ts own-bucket <nginx>              (run inside the fleet's network)
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -226,6 +227,32 @@ const commands: Record<string, (...args: string[]) => Promise<void>> = {
     console.log(
       `fleet: session on both instances, bulk ${JSON.stringify(tally)} (per instance ${JSON.stringify(bulkByInstance)}), forged X-Forwarded-For ignored, /metrics 404 through nginx`,
     );
+  },
+
+  /** A person at the fleet's published port: Chromium signs in and reassigns (Carol: Alice's budget is spent). */
+  async browser(nginx) {
+    await ready(nginx!);
+    // Imported here: `own-bucket` runs this file inside a container, without the repository.
+    const { mkdtemp, rm } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { launchChromium, signInAndReassign } = await import('../helpers/browser.ts');
+    const profile = await mkdtemp(join(tmpdir(), 'portal-fleet-'));
+    const context = await launchChromium(profile);
+    try {
+      const page = context.pages()[0] ?? (await context.newPage());
+      page.setDefaultTimeout(30_000);
+      await signInAndReassign(page, nginx!, {
+        email: 'carol@example.com',
+        password: DEMO_PASSWORD,
+        taskIds: [2, 5],
+        assignee: 'Bob Nguyen',
+      });
+    } finally {
+      await context.close();
+      await rm(profile, { recursive: true, force: true });
+    }
+    console.log(`browser: Chromium signed in and reassigned tasks 2 and 5 at ${nginx}`);
   },
 
   /** From another address (a container in the fleet's network): a bucket of its own, still whole. */

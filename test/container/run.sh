@@ -31,6 +31,7 @@ fail() {
 for tool in podman podman-compose runc debootstrap; do
   command -v "$tool" >/dev/null || fail "$tool is not installed (Debian packages podman, podman-compose, runc, debootstrap)"
 done
+[ -x /usr/bin/chromium ] || fail 'Chromium is not installed (Debian package chromium): a browser signs in through the fleet'
 [ "$(id -u)" = 0 ] || fail 'podman with runc and cgroupfs needs root here'
 
 # Everything of this run: a private folder, a name prefix for containers, volumes and the network.
@@ -251,7 +252,9 @@ METRICS_PORT_2=$(free_port)
 # instance falls back to its own budgets (RATE_LIMIT_STORE_FAILURE=local), and the fleet's
 # shared budget is not what would be tested.
 REDIS_COMMAND_TIMEOUT_MS=2000
-export SESSION_SECRET=$SECRET TASK_PORTAL_IMAGE=$APP_IMAGE NODE_IMAGE REDIS_IMAGE POSTGRES_IMAGE NGINX_IMAGE \
+# The probes sign in as the demo accounts: the fleet seeds them only when asked.
+SEED_DEMO=true
+export SEED_DEMO SESSION_SECRET=$SECRET TASK_PORTAL_IMAGE=$APP_IMAGE NODE_IMAGE REDIS_IMAGE POSTGRES_IMAGE NGINX_IMAGE \
   PORTAL_PORT METRICS_PORT_1 METRICS_PORT_2 REDIS_COMMAND_TIMEOUT_MS
 
 log "podman-compose up (project $PROJECT)"
@@ -272,6 +275,8 @@ healthy "${PROJECT}_api-1_1" 90
 healthy "${PROJECT}_api-2_1" 90
 podman ps --filter "label=io.podman.compose.project=$PROJECT" --format '{{.Names}}  {{.Image}}  {{.Status}}'
 
+# A browser at the published port, whose Origin carries that port (nginx must pass it on).
+probe browser "http://127.0.0.1:$PORTAL_PORT"
 probe fleet "http://127.0.0.1:$PORTAL_PORT" "http://127.0.0.1:$METRICS_PORT_1" "http://127.0.0.1:$METRICS_PORT_2" \
   "${PROJECT}_api-1_1" "${PROJECT}_api-2_1"
 podman run --rm --label "task-portal-ci=$RUN_ID" --network "${PROJECT}_default" \

@@ -41,10 +41,9 @@ export async function startPortal(
   return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 }
 
-/** A headless Chromium with a fresh profile; collects script errors and CSP violations to assert on. */
-export async function openBrowser(t: TestContext, viewport = { width: 1024, height: 700 }) {
-  const profile = await mkdtemp(join(tmpdir(), 'portal-e2e-'));
-  const context = await chromium.launchPersistentContext(profile, {
+/** A headless Chromium on a profile directory of its own, as every browser test and probe runs it. */
+export function launchChromium(profile: string, viewport = { width: 1024, height: 700 }) {
+  return chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
     viewport,
@@ -58,6 +57,12 @@ export async function openBrowser(t: TestContext, viewport = { width: 1024, heig
       '--disable-quic',
     ],
   });
+}
+
+/** A headless Chromium with a fresh profile; collects script errors and CSP violations to assert on. */
+export async function openBrowser(t: TestContext, viewport = { width: 1024, height: 700 }) {
+  const profile = await mkdtemp(join(tmpdir(), 'portal-e2e-'));
+  const context = await launchChromium(profile, viewport);
   t.after(async () => {
     await context.close();
     await rm(profile, { recursive: true, force: true });
@@ -79,4 +84,48 @@ export async function submitLogin(page: Page, email: string, password: string): 
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/** The status and body of the next answer to `path`, so that a refused request says why, not just a timeout. */
+function answerTo(page: Page, path: string): Promise<string> {
+  return page
+    .waitForResponse((response) => new URL(response.url()).pathname === path)
+    .then(async (response) => `${response.status()} ${await response.text()}`);
+}
+
+/**
+ * What a person does through a deployment: opens `base`, signs in, reassigns `taskIds` to
+ * `assignee` (a name in the list) and sees them assigned after a reload. Used through nginx and
+ * through the compose fleet, where the browser's Origin carries the proxy's port.
+ */
+export async function signInAndReassign(
+  page: Page,
+  base: string,
+  {
+    email,
+    password,
+    taskIds,
+    assignee,
+  }: { email: string; password: string; taskIds: number[]; assignee: string },
+): Promise<void> {
+  await page.goto(`${base}/`);
+  const login = answerTo(page, '/api/auth/login');
+  await submitLogin(page, email, password);
+  assert.match(await login, /^200 /, `the sign-in at ${base}`);
+  await page.getByRole('heading', { name: 'Tasks', level: 1 }).waitFor();
+  for (const id of taskIds)
+    await page.getByRole('checkbox', { name: new RegExp(`^Select task ${id}:`) }).check();
+  await page.getByLabel('New assignee').selectOption({ label: assignee });
+  const bulk = answerTo(page, '/api/employee/tasks/bulk');
+  const plural = taskIds.length === 1 ? 'task' : 'tasks';
+  await page.getByRole('button', { name: `Reassign ${taskIds.length} ${plural}` }).click();
+  assert.match(await bulk, /^200 /, `the reassignment at ${base}`);
+  const outcome = `${taskIds.length} succeeded, 0 failed. Reassigned to ${assignee}.`;
+  await page.locator('#bulk-outcome', { hasText: outcome }).waitFor();
+  await page.reload();
+  for (const id of taskIds) {
+    const cell = page.locator(`tr[data-task-id="${id}"] td.assignee`);
+    await cell.waitFor();
+    assert.equal(await cell.textContent(), assignee, `task ${id} after a reload`);
+  }
 }

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it, type TestContext } from 'node:test';
 import { DEVICE_COOKIE } from '../../src/auth/devices.ts';
+import { MAX_WAITING_PER_ACCOUNT } from '../../src/auth/hash-gate.ts';
 import { ManualClock } from '../../src/clock.ts';
 import {
   createTestApp,
@@ -333,6 +334,56 @@ describe('POST /api/auth/login under a flood (the hashing gate)', () => {
     const order = app.hasher.started.filter((p) => ['s0', 'a1', 'a2', 'b1', 'c1'].includes(p));
     // Alice's first check sends her to the back: bob and carol, who waited, come before her second.
     assert.deepEqual(order, ['s0', 'a1', 'b1', 'c1', 'a2']);
+  });
+
+  it('keeps a new browser open while an insider keeps many sign-ins to his own account in flight', async (t) => {
+    const app = await gateApp(t, { LOGIN_HASH_CONCURRENCY: '2' });
+    const gate = app.app.services.loginGate;
+    const inFlight = 2 * (1 + MAX_WAITING_PER_ACCOUNT);
+    const bobs: TestClient[] = [];
+    for (let i = 0; i < inFlight; i++) bobs.push(await knownBrowser(app, BOB)); // checks measured: 50 ms
+    // Bob's own devices, all at once: one check runs, MAX_WAITING_PER_ACCOUNT wait behind it, the rest are refused.
+    const startedBefore = app.hasher.started.length;
+    const settled = new Map<number, Response>();
+    const answers = bobs.map((browser, i) =>
+      browser.login(BOB, DEMO_PASSWORD).then((response) => {
+        settled.set(i, response);
+        return response;
+      }),
+    );
+    await untilQueued(app, 0, MAX_WAITING_PER_ACCOUNT);
+    await until(() => settled.size === inFlight - 1 - MAX_WAITING_PER_ACCOUNT, 'the extra attempts answered');
+    const refusedFirst = [...settled.keys()][0]!;
+    for (const refused of settled.values()) {
+      const body = assertError(refused, 429, 'LOGIN_RATE_LIMIT');
+      assert.equal(refused.headers['retry-after'], '1');
+      assert.equal(body.retryAfter, 1);
+      assert.equal(refused.headers['ratelimit-reset'], '1');
+    }
+    assert.equal(app.hasher.started.length, startedBefore + 1, 'no check for a refused attempt');
+    // Carol, from a new browser: one slot runs bob's check, the other is hers; she is not shed.
+    const carol = app.client().login(CAROL, DEMO_PASSWORD);
+    await until(() => gate.state().running === 2 || gate.state().held === 1, 'carol admitted or shed');
+    assert.equal(gate.state().held, 0, 'carol is not shed');
+    await app.hasher.untilHeld(2);
+    app.hasher.releaseNext(); // bob's check ends: his next one takes his slot
+    await app.hasher.untilHeld(2);
+    app.hasher.releaseNext(); // carol's
+    assert.equal((await carol).statusCode, 200);
+    const admitted = (await drain(app, answers)).filter((r) => r.statusCode !== 429);
+    assert.deepEqual(
+      admitted.map((r) => r.statusCode),
+      Array(1 + MAX_WAITING_PER_ACCOUNT).fill(200),
+    );
+    // The refusals counted no failure and started no lock: the device budgets are whole.
+    const refusedBrowser = bobs[refusedFirst]!; // its device cookie is still the one it was refused with
+    const budgets = (await refusedBrowser.get('/api/rate-limits')).json<{
+      controls: { control: string; limit: number; remaining: number }[];
+    }>();
+    const device = budgets.controls.find((c) => c.control === 'login-device')!;
+    assert.equal(device.remaining, device.limit);
+    await app.app.services.securityEvents.flush();
+    assert.deepEqual(await app.database.db.query('SELECT type FROM security_events'), []);
   });
 
   it('decides everything cheap before the gate: a password over 1,024 characters is a 400', async (t) => {

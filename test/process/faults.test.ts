@@ -28,37 +28,6 @@ const KILL_INSTANT_MS = 500;
 const skip = skipUnlessNginx() || skipUnlessPostgresBinaries() || skipUnlessRedisBinaries();
 
 /**
- * docs/operations.md's nginx settings, in a test's own prefix: upstream keep-alive whose idle
- * timeout is shorter than an instance's drain grace; a request nginx could not deliver (refused)
- * tried once on the other instance; no instance ever marked failed (`max_fails=0`), so that nginx
- * never finds "no live upstreams" while one restarts and the other has just come back.
- */
-function nginxHttp(port: number, upstreams: readonly number[]): string {
-  return `
-  upstream task_portal {
-${upstreams.map((upstream) => `    server 127.0.0.1:${upstream} max_fails=0;`).join('\n')}
-    keepalive 16;
-    keepalive_timeout 3s;
-  }
-  server {
-    listen 127.0.0.1:${port};
-    location / {
-      proxy_pass http://task_portal;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host $host;
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-      proxy_set_header X-Forwarded-Proto $scheme;
-      proxy_next_upstream error timeout;
-      proxy_next_upstream_tries 2;
-      proxy_connect_timeout 2s;
-      proxy_read_timeout 30s;
-    }
-  }
-`;
-}
-
-/**
  * The status of one GET on a connection of its own, closed after it (fetch would keep it alive,
  * and an instance's drain would wait for it); 0 when nothing answers.
  */
@@ -247,12 +216,11 @@ describe('the fleet through faults', { skip }, () => {
     await Promise.all(instances.map((instance) => instance.ready()));
 
     const port = await freePort();
-    const nginx = await startNginx(
-      nginxHttp(
-        port,
-        instances.map((instance) => instance.port),
-      ),
-    );
+    // deploy/nginx.conf itself: the rolling restart below is what its upstream settings are for.
+    const nginx = await startNginx({
+      listen: `127.0.0.1:${port}`,
+      upstreams: instances.map((instance) => `127.0.0.1:${instance.port}`),
+    });
     cleanups.push(() => nginx.stop());
     const target: Target = { host: '127.0.0.1', port };
     for (let i = 0; ; i++) {

@@ -165,7 +165,7 @@ describe('src/server.ts', () => {
         .split('\n')
         .filter((line) => line.includes('"request completed"'))
         .map((line) => JSON.parse(line) as Record<string, unknown>);
-    // Lines reach stdout asynchronously (pino's default destination).
+    // Lines reach stdout in batches, by the destination's flush timer when traffic is low.
     const deadline = Date.now() + 10_000;
     while (completed().length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     const lines = completed();

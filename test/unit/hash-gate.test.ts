@@ -1,14 +1,19 @@
 // The hashing gate's scheduling, pure: a hand-moved clock and checks that end when the test says.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { HashGate, SHARED, type Ticket } from '../../src/auth/hash-gate.ts';
+import fc from 'fast-check';
+import { HashGate, MAX_WAITING_PER_ACCOUNT, SHARED, type Ticket } from '../../src/auth/hash-gate.ts';
 import { ManualClock } from '../../src/clock.ts';
 
 const admitted = (gate: HashGate, place = SHARED): Ticket => {
   const admission = gate.enter(place);
   assert.equal(admission.shed, false);
-  return (admission as { ticket: Ticket }).ticket;
+  const { ticket } = admission as { ticket: Ticket | null };
+  assert.ok(ticket, 'a place in the queue');
+  return ticket;
 };
+
+const known = (account: string) => ({ lane: 'known', account }) as const;
 
 /** Runs one check of `ms` on a granted ticket and frees its slot. */
 async function check(clock: ManualClock, ticket: Ticket, ms: number): Promise<void> {
@@ -120,5 +125,90 @@ describe('HashGate', () => {
       held: 0,
       checkMs: 0,
     });
+  });
+
+  it('counts one account’s known-device backlog as one slot at most: a shared newcomer behind it is not shed', async () => {
+    const clock = new ManualClock();
+    const gate = new HashGate({ concurrency: 2, maxWaitMs: 100, clock, initialCheckMs: 50 });
+    // An insider's own account: one check running, its backlog waiting behind it on that slot.
+    const bob = Array.from({ length: 1 + MAX_WAITING_PER_ACCOUNT }, () => admitted(gate, known('bob')));
+    assert.deepEqual(gate.state(), {
+      concurrency: 2,
+      running: 1,
+      queued: { known: MAX_WAITING_PER_ACCOUNT, shared: 0 },
+      held: 0,
+      checkMs: 50,
+    });
+    assert.equal(gate.expectedWaitMs(), 0, 'the other slot is free: bob’s backlog cannot use it');
+    const carol = admitted(gate);
+    assert.deepEqual(await carol.turn, { shed: false }, 'carol runs at once, beside bob');
+    // Both slots busy: a newcomer waits for one check end (of 2 slots), bob’s backlog adds nothing.
+    assert.equal(gate.expectedWaitMs(), 25);
+    // Another account waiting for a slot is one check ahead, however many attempts it has.
+    const dave = [admitted(gate, known('dave')), admitted(gate, known('dave'))];
+    assert.equal(gate.expectedWaitMs(), 50);
+    await check(clock, carol, 50); // carol's slot goes to dave (known lane first); his second waits behind him
+    assert.equal(gate.expectedWaitMs(), 25);
+    dave[1]!.close();
+    await check(clock, dave[0]!, 50);
+    assert.equal(gate.expectedWaitMs(), 0);
+    for (const ticket of bob) await check(clock, ticket, 50);
+    assert.equal(gate.state().running, 0);
+  });
+
+  it('refuses an account’s attempt at once once MAX_WAITING_PER_ACCOUNT wait, without a place in the queue', async () => {
+    const clock = new ManualClock();
+    const gate = new HashGate({ concurrency: 1, maxWaitMs: 100, clock, initialCheckMs: 50 });
+    const bob = Array.from({ length: 1 + MAX_WAITING_PER_ACCOUNT }, () => admitted(gate, known('bob')));
+    assert.deepEqual(gate.enter(known('bob')), { shed: false, ticket: null, retryAfter: 1 });
+    assert.equal(gate.state().queued.known, MAX_WAITING_PER_ACCOUNT, 'the refused one took no place');
+    // Another account is not refused for bob's backlog.
+    const alice = admitted(gate, known('alice'));
+    // Once bob's running check ends, one of his waits no more: a new attempt of his has a place again.
+    await check(clock, bob[0]!, 50);
+    const again = admitted(gate, known('bob'));
+    // Bob's next check holds the slot; alice's turn comes after it, then bob's backlog.
+    for (const ticket of [bob[1]!, alice, ...bob.slice(2), again]) await check(clock, ticket, 50);
+    assert.equal(gate.state().running, 0);
+  });
+
+  it('keeps its count of waiting accounts in step with the queues, whatever the order of events', () => {
+    // The estimate reads a count kept as attempts come and go; a walk of the queues must agree with it.
+    const step = fc.oneof(
+      fc.record({ op: fc.constant('enter' as const), account: fc.constantFrom('a', 'b', 'c', null) }),
+      fc.record({ op: fc.constantFrom('close' as const, 'closeWaiting' as const), pick: fc.nat() }),
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 3 }), fc.array(step, { maxLength: 60 }), (concurrency, steps) => {
+        const clock = new ManualClock();
+        const gate = new HashGate({ concurrency, maxWaitMs: 1e9, clock, initialCheckMs: 10 });
+        const open: { ticket: Ticket; account: string | null; running: boolean }[] = [];
+        for (const s of steps) {
+          if (s.op === 'enter') {
+            const admission = gate.enter(s.account === null ? SHARED : known(s.account));
+            if (!admission.shed && admission.ticket)
+              open.push({ ticket: admission.ticket, account: s.account, running: false });
+          } else {
+            const candidates = open.filter((o) => o.running === (s.op === 'close'));
+            const chosen = candidates[s.pick % Math.max(1, candidates.length)];
+            if (chosen) {
+              chosen.ticket.close();
+              open.splice(open.indexOf(chosen), 1);
+            }
+          }
+          // Which tickets hold a slot: the gate resolves their turn synchronously in its state.
+          for (const o of open) o.running = (o.ticket as unknown as { state: string }).state === 'running';
+          const queued = open.filter((o) => !o.running);
+          const runningAccounts = new Set(open.filter((o) => o.running).map((o) => o.account));
+          const waitingAccounts = new Set(
+            queued.filter((o) => o.account !== null && !runningAccounts.has(o.account)).map((o) => o.account),
+          );
+          const ahead = waitingAccounts.size + queued.filter((o) => o.account === null).length;
+          const running = open.length - queued.length;
+          const expected = running + ahead < concurrency ? 0 : ((ahead + 1) * 10) / concurrency;
+          assert.equal(gate.expectedWaitMs(), expected);
+        }
+      }),
+    );
   });
 });

@@ -84,11 +84,13 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
       );
       // Shed: no place in the queue and no hash, but the 503 waits out the bound (see HashGate.hold).
       if (admission.shed) return sendLoginBusy(reply, await loginGate.hold());
+      // The login plan's flow, which the rate-limit plugin gives this route when it is registered.
+      const flow = request.routeOptions.config.loginFlow!;
+      // The account has as many known-device attempts waiting as it may: refused before any check or count.
+      if (admission.ticket === null) return sendRefusal(reply, flow.backlogFull(admission.retryAfter));
       const { ticket } = admission;
       try {
         credentials ??= await users.findCredentials(email);
-        // The login plan's flow, which the rate-limit plugin gives this route when it is registered.
-        const flow = request.routeOptions.config.loginFlow!;
         const attempt = await flow.attempt(request.caller, email, known ? claim!.deviceId : null);
         if (attempt.refused) return sendRefusal(reply, attempt.refused);
         const turn = await ticket.turn;

@@ -5,7 +5,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { Availability, DatabaseUnavailableError, isUnavailable } from './availability.ts';
+import {
+  Availability,
+  DatabaseUnavailableError,
+  isStatementTimeout,
+  isUnavailable,
+} from './availability.ts';
 import { LOCK_SOCKET, lockDataDir } from './data-dir-lock.ts';
 
 /** Where `npm run build` leaves an initialised data directory (src/db/pglite-template.ts). */
@@ -156,7 +161,8 @@ const CLIENT_TIMEOUT_MARGIN_MS = 1000;
 /**
  * A pool that rides through a server restart: a connection that breaks is dropped (never handed
  * out again), the next query opens a new one, and an error on an idle connection is absorbed.
- * Every failure that means "away" is rethrown as DatabaseUnavailableError and moves `availability`.
+ * Every failure that means "away" is rethrown as DatabaseUnavailableError and, unless it is a
+ * statement past its timeout on a connection that still works, moves `availability`.
  */
 function openPostgres(url: string, statementTimeoutMs: number): Database {
   const pool = new pg.Pool({
@@ -185,7 +191,8 @@ function openPostgres(url: string, statementTimeoutMs: number): Database {
       result = await work();
     } catch (error) {
       if (!isUnavailable(error)) throw error;
-      availability.failed(error);
+      // A slow statement is answered 503 like an outage, but only failing connections make one.
+      if (!isStatementTimeout(error)) availability.failed(error);
       throw new DatabaseUnavailableError(error);
     }
     availability.succeeded(since);
@@ -201,7 +208,7 @@ function openPostgres(url: string, statementTimeoutMs: number): Database {
     try {
       return await work({ query: run(client) });
     } catch (error) {
-      broken = error instanceof DatabaseUnavailableError;
+      broken = error instanceof DatabaseUnavailableError && !isStatementTimeout(error.cause);
       throw error;
     } finally {
       // A connection that broke (or still runs a statement the client gave up on) is destroyed.

@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { LOCK_SOCKET } from '../../src/db/data-dir-lock.ts';
 import { freePort } from '../helpers/redis-server.ts';
 import { listeningUrl, startServer as start } from '../helpers/server-process.ts';
 
@@ -64,7 +65,7 @@ describe('src/server.ts', () => {
     // The embedded database writing its directory: the signal handlers are in place, and the
     // start (the database, the migrations, the seed's hashes) has a second or more to go.
     const deadline = Date.now() + 60_000;
-    while (readdirSync(dataDir).length === 0) {
+    while (readdirSync(dataDir).filter((entry) => entry !== LOCK_SOCKET).length === 0) {
       assert.ok(Date.now() < deadline, `the database directory stayed empty:\n${server.output()}`);
       await new Promise((resolve) => setTimeout(resolve, 5));
     }

@@ -28,6 +28,8 @@ const settings = {
   warmup: int('BENCH_BREAKDOWN_WARMUP', 30_000),
   requests: int('BENCH_BREAKDOWN_REQUESTS', 20_000),
   syscallRequests: int('BENCH_BREAKDOWN_SYSCALL_REQUESTS', 5_000),
+  /** Node or V8 flags for every target of the phase (`--predictable-gc-schedule`, as under callgrind). */
+  nodeArgs: (process.env.BENCH_BREAKDOWN_NODE_ARGS ?? '').split(' ').filter(Boolean),
 };
 const PROBE = fileURLToPath(new URL('./lib/gc-probe.ts', import.meta.url));
 export interface BreakdownRow {
@@ -93,7 +95,7 @@ async function breakDown(
     {
       ...target,
       env: { ...target.env, BENCH_PROBE_FILE: probeFile },
-      nodeArgs: [...(target.nodeArgs ?? []), `--import=${pathToFileURL(PROBE).href}`],
+      nodeArgs: [...(target.nodeArgs ?? []), ...settings.nodeArgs, `--import=${pathToFileURL(PROBE).href}`],
     },
     core,
   );

@@ -1,5 +1,12 @@
 // The flood phase of npm run bench: bench/flood.ts's credential-stuffing flood, its figures and contract §11's targets as Markdown.
-import { type FloodResults, floodSettings, floodVerdicts, runFlood } from './flood.ts';
+import {
+  type FloodResults,
+  floodSettings,
+  floodVerdicts,
+  runFlood,
+  runFloodScenarios,
+  type ScenarioResults,
+} from './flood.ts';
 import { onAllCores } from './lib/machine.ts';
 import type { Phase } from './lib/phase.ts';
 import { guardTable, table } from './lib/report.ts';
@@ -17,7 +24,11 @@ export const floodPhase: Phase = {
       `flood: ${settings.concurrency} login attempts in flight for ${settings.durationMs / 1000} s against npm start`,
     );
     const results = await onAllCores(() => runFlood(settings));
-    return { data: results, markdown: floodMarkdown(results) };
+    const scenarios = await onAllCores(() => runFloodScenarios(settings));
+    return {
+      data: { ...results, scenarios },
+      markdown: [floodMarkdown(results), ...scenarios.map(scenarioMarkdown)].join('\n\n'),
+    };
   },
 };
 
@@ -71,6 +82,20 @@ export function floodMarkdown(r: FloodResults): string {
     '',
     guardTable(
       floodVerdicts(r).map((v) => ({ target: v.target, measured: v.measured, met: v.held })),
+      'Target',
+    ),
+  ].join('\n');
+}
+
+/** A scenario of the flood bench (bench/flood-*.ts): its heading, its table, its targets. */
+export function scenarioMarkdown(r: ScenarioResults): string {
+  return [
+    `### ${r.title}`,
+    '',
+    r.table,
+    '',
+    guardTable(
+      r.verdicts.map((v) => ({ target: v.target, measured: v.measured, met: v.held })),
       'Target',
     ),
   ].join('\n');

@@ -10,7 +10,8 @@
 //
 // Knobs: FLOOD_CONCURRENCY, FLOOD_DURATION (e.g. 30s), FLOOD_SERVER_DIR (the checkout whose
 // src/server.ts runs; default this one), FLOOD_ENV (extra server variables, `A=1,B=2`),
-// FLOOD_JSON (a file to write the figures to).
+// FLOOD_JSON (a file to write the figures to), FLOOD_SCENARIOS (which to run: `outside` for this
+// flood and the names of FLOOD_SCENARIO_LIST's, comma-separated; default all of them).
 import { spawn } from 'node:child_process';
 import { argon2, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,17 +20,18 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/helpers/redis-server.ts';
+import { insiderScenario } from './flood-insider.ts';
 
 const REPO = fileURLToPath(new URL('../', import.meta.url));
-const PASSWORD = 'demo-password';
+export const PASSWORD = 'demo-password';
 const ALICE = 'alice@example.com';
-const BOB = 'bob@example.com';
-const CAROL = 'carol@example.com';
+export const BOB = 'bob@example.com';
+export const CAROL = 'carol@example.com';
 /** The server's argon2id memory (PASSWORD_HASH_COST's default) and passes. */
 const HASH_MEMORY_KIB = 19_456;
 const HASH_PASSES = 2;
 
-const log = (message: string) => console.error(`[flood] ${message}`);
+export const log = (message: string) => console.error(`[flood] ${message}`);
 
 export interface FloodSettings {
   readonly concurrency: number;
@@ -38,6 +40,47 @@ export interface FloodSettings {
   readonly durationMs: number;
   readonly serverDir: string;
   readonly serverEnv: Readonly<Record<string, string>>;
+  /** What to run: `outside` (the flood of this file) and scenarios of FLOOD_SCENARIO_LIST by name. */
+  readonly scenarios: readonly string[];
+}
+
+/** A scenario run after the outside flood, on a server of its own, in a file of its own (bench/flood-*.ts). */
+export interface FloodScenario {
+  readonly name: string;
+  run(settings: FloodSettings): Promise<ScenarioResults>;
+}
+
+export interface ScenarioResults {
+  readonly name: string;
+  /** A heading for the Markdown report. */
+  readonly title: string;
+  /** Who asked what and what they got, as a Markdown table. */
+  readonly table: string;
+  /** The same, a line each, for the console. */
+  readonly summary: readonly string[];
+  readonly verdicts: readonly { target: string; measured: string; held: boolean }[];
+  /** The figures, for benchmarks-run.json. */
+  readonly data: unknown;
+}
+
+/** The scenarios after the outside flood, in the order they run: one line each registers one. */
+export const FLOOD_SCENARIO_LIST: readonly FloodScenario[] = [insiderScenario];
+
+/** Runs the scenarios `settings.scenarios` names, one after the other. */
+export async function runFloodScenarios(settings: FloodSettings): Promise<ScenarioResults[]> {
+  const results: ScenarioResults[] = [];
+  for (const scenario of FLOOD_SCENARIO_LIST)
+    if (settings.scenarios.includes(scenario.name)) results.push(await scenario.run(settings));
+  return results;
+}
+
+/** A scenario's figures and verdicts for the console. */
+export function scenarioSummary(r: ScenarioResults): string {
+  return [
+    `${r.name}: ${r.title}`,
+    ...r.summary,
+    ...r.verdicts.map((v) => `${v.held ? 'held  ' : 'MISSED'} ${v.target}: ${v.measured}`),
+  ].join('\n');
 }
 
 export interface FloodResults {
@@ -66,7 +109,7 @@ export interface FloodResults {
   readonly peakRssMb: number;
 }
 
-interface Percentiles {
+export interface Percentiles {
   readonly p50: number;
   readonly p95: number;
   readonly p99: number;
@@ -113,7 +156,7 @@ function request(
 }
 
 /** A browser's cookies and CSRF token. */
-class Browser {
+export class Browser {
   private readonly cookies = new Map<string, string>();
   token = '';
   readonly port: number;
@@ -170,7 +213,7 @@ class Browser {
   }
 }
 
-function percentiles(values: number[]): Percentiles {
+export function percentiles(values: number[]): Percentiles {
   if (values.length === 0) return { p50: 0, p95: 0, p99: 0, max: 0 };
   const sorted = [...values].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
@@ -178,7 +221,7 @@ function percentiles(values: number[]): Percentiles {
   return { p50: round(at(0.5)), p95: round(at(0.95)), p99: round(at(0.99)), max: round(sorted.at(-1)!) };
 }
 
-const tally = (counts: Record<string, number>, key: string) => {
+export const tally = (counts: Record<string, number>, key: string) => {
   counts[key] = (counts[key] ?? 0) + 1;
 };
 
@@ -186,7 +229,7 @@ const tally = (counts: Record<string, number>, key: string) => {
  * An answer as it is counted: its status, its code when it is an error, and a shed attempt
  * without the Retry-After the contract promises is counted apart (so the targets see it).
  */
-function outcome(answer: Answer): string {
+export function outcome(answer: Answer): string {
   if (answer.status < 400) return String(answer.status);
   let code: string | undefined;
   try {
@@ -253,7 +296,7 @@ async function checksAlone(settings: FloodSettings, threads: number): Promise<nu
 }
 
 /** Starts the server of `dir` as `npm start` does, on a fresh embedded database; resolves once it answers. */
-async function startServer(settings: FloodSettings, port: number) {
+export async function startServer(settings: FloodSettings, port: number) {
   const dataDir = mkdtempSync(join(tmpdir(), 'flood-data-'));
   const child = spawn(process.execPath, ['src/server.ts'], {
     cwd: settings.serverDir,
@@ -580,6 +623,9 @@ export function floodSettings(env: NodeJS.ProcessEnv = process.env): FloodSettin
     durationMs: Number(match[1]) * (match[2] === 's' ? 1000 : 1),
     serverDir: env.FLOOD_SERVER_DIR ?? REPO,
     serverEnv,
+    scenarios: (env.FLOOD_SCENARIOS ?? ['outside', ...FLOOD_SCENARIO_LIST.map((s) => s.name)].join(','))
+      .split(',')
+      .filter(Boolean),
   };
 }
 
@@ -589,7 +635,11 @@ if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === 'a
 } else if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === 'alone') {
   console.log(await machineChecksPerSecond(Number(process.argv[3])));
 } else if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const results = await runFlood(floodSettings());
-  console.log(floodSummary(results));
-  if (process.env.FLOOD_JSON) writeFileSync(process.env.FLOOD_JSON, `${JSON.stringify(results, null, 2)}\n`);
+  const settings = floodSettings();
+  const results = settings.scenarios.includes('outside') ? await runFlood(settings) : null;
+  if (results) console.log(floodSummary(results));
+  const scenarios = await runFloodScenarios(settings);
+  for (const scenario of scenarios) console.log(`\n${scenarioSummary(scenario)}`);
+  if (process.env.FLOOD_JSON)
+    writeFileSync(process.env.FLOOD_JSON, `${JSON.stringify({ ...results, scenarios }, null, 2)}\n`);
 }

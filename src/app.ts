@@ -1,5 +1,5 @@
 // Builds the application: services, then plugins → routes → error and 404 handlers.
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import pino from 'pino';
@@ -7,15 +7,18 @@ import { type BootstrapOutcome, bootstrapAdmin } from './auth/accounts.ts';
 import { DEVICE_COOKIE, DeviceCookies } from './auth/devices.ts';
 import { HashGate } from './auth/hash-gate.ts';
 import { LoginPressure } from './auth/login-pressure.ts';
+import { PasskeyCeremonies } from './auth/passkeys.ts';
 import { hashPassword, PasswordChecker, type PasswordHasher } from './auth/passwords.ts';
 import { schedulePurge } from './auth/purge-schedule.ts';
 import { SECURITY_EVENT_PURGE_INTERVAL_MS, SecurityEventLog } from './auth/security-event-log.ts';
 import { SESSION_PURGE_INTERVAL_MS, SessionService } from './auth/sessions.ts';
+import { WorkChallenges } from './auth/work-challenges.ts';
 import { type Clock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
 import { ClientsRepository } from './db/repositories/clients.ts';
+import { PasskeysRepository } from './db/repositories/passkeys.ts';
 import { SecurityEventsRepository } from './db/repositories/security-events.ts';
 import { SessionsRepository } from './db/repositories/sessions.ts';
 import { TasksRepository } from './db/repositories/tasks.ts';
@@ -36,6 +39,8 @@ import { adminRoutes } from './http/routes/admin.ts';
 import { authRoutes } from './http/routes/auth.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { loginPressureRoutes } from './http/routes/login-pressure.ts';
+import { passkeyLoginRoutes } from './http/routes/passkey-login.ts';
+import { passkeyRoutes } from './http/routes/passkeys.ts';
 import { rateLimitRoutes } from './http/routes/rate-limits.ts';
 import { securityEventRoutes } from './http/routes/security-events.ts';
 import { taskRoutes } from './http/routes/tasks.ts';
@@ -97,6 +102,10 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const storeOptions = { redis: config.redis, failureMode: config.rateLimits.storeFailure };
   const stack = options.store ?? (await createStore(storeOptions, clock, logger));
   const passwordChecker = await passwords;
+  const users = new UsersRepository(db);
+  // Unknown emails are checked at the costs stored, dormant accounts' older ones included.
+  const dummyKey = createHmac('sha256', config.sessionSecret).update('tp-dummy-hash').digest();
+  await passwordChecker.useStoredCosts(await users.hashParameterCounts(), dummyKey);
   const securityEvents = new SecurityEventLog({
     repository: new SecurityEventsRepository(db),
     clock,
@@ -116,7 +125,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     config,
     clock,
     db,
-    users: new UsersRepository(db),
+    users,
     tasks: new TasksRepository(db),
     clients: new ClientsRepository(db),
     sessions: new SessionService(sessionsRepository, {
@@ -128,8 +137,13 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     passwords: passwordChecker,
     loginGate,
     loginPressure,
+    // Challenge ids are claimed where the budgets are: shared by the fleet when Redis is configured.
+    workChallenges: new WorkChallenges({ secret: config.sessionSecret, clock, claims: stack.store }),
     devices: new DeviceCookies({ secret: config.sessionSecret, ttlMs: config.deviceCookieTtlMs, clock }),
     rateLimit: new RateLimitEngine(config.rateLimits, stack.store, { clock, log: logger }),
+    passkeys: new PasskeysRepository(db),
+    // Challenges live with the budgets (Redis when the fleet shares one): any instance takes them.
+    ceremonies: new PasskeyCeremonies(stack.store),
     securityEvents,
     readiness: stack.readiness,
   };
@@ -192,7 +206,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     events: services.securityEvents,
     mayBeKnownDevice: (request) => services.devices.read(request.cookies[DEVICE_COOKIE]) !== null,
   });
-  await app.register(metricsPlugin, { stack, loginGate });
+  await app.register(metricsPlugin, { stack, loginGate, workChallenges: services.workChallenges });
   await app.register(csrfPlugin, { secret: config.sessionSecret, config });
   await app.register(authorizationPlugin);
   await registerDocs(app);
@@ -201,6 +215,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   registerErrorHandlers(app);
   for (const routes of [
     authRoutes,
+    passkeyLoginRoutes,
+    passkeyRoutes,
     taskRoutes,
     rateLimitRoutes,
     adminRoutes,

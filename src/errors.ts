@@ -1,5 +1,5 @@
 // The table of every error code the API answers with: its HTTP status and its message for people.
-import { BODY_LIMIT_BYTES, BULK_MAX_TASKS } from './limits.ts';
+import { BODY_LIMIT_BYTES, BULK_MAX_TASKS, PASSKEYS_MAX } from './limits.ts';
 
 export const ERRORS = {
   VALIDATION_ERROR: { status: 400, message: 'The request is not valid.' },
@@ -10,6 +10,7 @@ export const ERRORS = {
   UNAUTHENTICATED: { status: 401, message: 'Sign in to use this route.' },
   CSRF_INVALID: { status: 403, message: 'The CSRF token is missing or invalid.' },
   FORBIDDEN: { status: 403, message: 'Your role does not allow this.' },
+  REAUTH_REQUIRED: { status: 403, message: 'Sign in again to change your passkeys.' },
   NOT_FOUND: { status: 404, message: 'Not found.' },
   REQUEST_TIMEOUT: { status: 408, message: 'The request took too long to arrive.' },
   PAYLOAD_TOO_LARGE: {
@@ -18,6 +19,8 @@ export const ERRORS = {
   },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Send the request body as application/json.' },
   ASSIGNEE_NOT_FOUND: { status: 422, message: 'The assignee is not an existing employee.' },
+  PASSKEY_INVALID: { status: 422, message: 'The passkey could not be verified or is already registered.' },
+  PASSKEY_LIMIT: { status: 422, message: `An account may have at most ${PASSKEYS_MAX} passkeys.` },
   TASK_BULK_RATE_LIMIT: { status: 429, message: 'Too many bulk reassignments. Wait before trying again.' },
   API_RATE_LIMIT_AUTHENTICATED: {
     status: 429,

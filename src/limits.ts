@@ -8,3 +8,9 @@ export const BULK_MAX_TASKS = 50;
 
 /** The shortest password an account may be given (BOOTSTRAP_ADMIN_PASSWORD, the account command line). */
 export const MIN_PASSWORD_LENGTH = 12;
+
+/** The most passkeys one account may hold (more: 422 PASSKEY_LIMIT, contract §14). */
+export const PASSKEYS_MAX = 10;
+
+/** A passkey's name: 1 to this many characters. */
+export const PASSKEY_NAME_MAX = 64;

@@ -41,40 +41,20 @@ function installed(name: string): boolean {
   }
 }
 
-/** Lines wait in sonic-boom's buffer until this many bytes are pending (about 13 request lines)… */
-export const LOG_BUFFER_BYTES = 4096;
-/** …or until its flush timer runs, so a quiet service's lines are never held longer than this. */
-export const LOG_FLUSH_INTERVAL_MS = 100;
-
-let stdout: ReturnType<typeof pino.destination> | null = null;
+let stdout: DestinationStream | null = null;
 
 /**
- * Where the JSON lines go: stdout through sonic-boom (pino.destination), with its documented
- * buffering (`minLength`, `periodicFlush`) and written synchronously. Why: pino's default stdout
- * writes every line as soon as no write is in flight, each on a libuv pool thread (a thread wake-up
- * and a futex per write, the pool shared with the password checks), and while one is in flight it
- * keeps appending lines to one string whose UTF-8 length it measures again on every line, so each
- * line copied the whole pending batch (about 7 KB allocated per request line, BENCHMARKS.md). Here
- * a batch is one write(2) of about 4 KB from the event loop; what is pending is written by the
- * flush timer, and at exit, a crash's included (`process.on('exit')` runs on an uncaught
- * exception and on process.exit; only SIGKILL loses the last lines). One per process: tests build
- * many apps, and stdout is one.
+ * Where the JSON lines go: stdout through sonic-boom (pino.destination), each line written
+ * synchronously as it is logged, so none waits in memory at exit or on a crash. Why not pino's
+ * default stdout (asynchronous): it writes each line from a libuv pool thread (a wake-up and a
+ * futex per write, on the pool the password checks use), and while one write is in flight it
+ * appends the next lines to one string whose UTF-8 length it measures again for every line, which
+ * copies the whole pending batch each time. Why not sonic-boom's buffering (`minLength`) either:
+ * it builds its batch the same way, and with 4 KB batches the copies cost about 5 k instructions
+ * a request, more than the write(2) per line they save (BENCHMARKS.md, "Where a request's CPU
+ * goes"). One per process: tests build many apps, and stdout is one.
  */
 export function logDestination(): DestinationStream {
-  if (stdout) return stdout;
-  const destination = pino.destination({
-    dest: 1,
-    sync: true,
-    minLength: LOG_BUFFER_BYTES,
-    periodicFlush: LOG_FLUSH_INTERVAL_MS,
-  });
-  process.on('exit', () => {
-    try {
-      destination.flushSync();
-    } catch {
-      // stdout is gone: nothing left to tell.
-    }
-  });
-  stdout = destination;
-  return destination;
+  stdout ??= pino.destination({ dest: 1, sync: true });
+  return stdout;
 }

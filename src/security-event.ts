@@ -11,6 +11,9 @@ export const SECURITY_EVENT_TYPES = [
   'account-disabled',
   'account-enabled',
   'password-set',
+  'passkey-added',
+  'passkey-removed',
+  'passkey-counter-refused',
 ] as const;
 
 export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];
@@ -21,7 +24,8 @@ export interface SecurityEvent {
   /**
    * The control concerned (a policy name such as `login-account`); an admin reset names
    * `login-account`, the login path's pressure `login-gate`. Account changes name where they came
-   * from: `users-cli` (the account command line) or `bootstrap-admin` (BOOTSTRAP_ADMIN_* at a start).
+   * from: `users-cli` (the account command line) or `bootstrap-admin` (BOOTSTRAP_ADMIN_* at a start); a passkey's events name
+   * `passkey`.
    */
   readonly control: string;
   /** The account, in the normal form that keys its budget (src/email.ts). */

@@ -1,11 +1,18 @@
 // The gate in front of every password check at login (contract §11): a few checks at once, known devices first, shed instead of queueing.
 import type { Clock } from '../clock.ts';
+import { WORK_BITS_MAX } from '../proved-work.ts';
+import { WorkLine } from './work-line.ts';
 
 /** Known-device attempts wait in a lane of their own, served first; every other attempt shares the other. */
 export type GateLane = 'known' | 'shared';
 
-/** Where an attempt waits: a known device under its account (accounts take turns), or the shared line. */
-export type GatePlace = { readonly lane: 'known'; readonly account: string } | { readonly lane: 'shared' };
+/**
+ * Where an attempt waits: a known device under its account (accounts take turns), or the shared
+ * line with the work it proved (contract §15: bits of a solved challenge, 0 for none).
+ */
+export type GatePlace =
+  | { readonly lane: 'known'; readonly account: string }
+  | { readonly lane: 'shared'; readonly work?: number };
 
 export const SHARED: GatePlace = Object.freeze({ lane: 'shared' });
 
@@ -15,6 +22,9 @@ export const SHARED: GatePlace = Object.freeze({ lane: 'shared' });
  * their own account gets its extra attempts refused at once (429) instead of queued without bound.
  */
 export const MAX_WAITING_PER_ACCOUNT = 4;
+
+/** How long the work of admitted attempts counts as "lately" for the bits asked, and pressure lasts after a shed. */
+export const WORK_WINDOW_MS = 10_000;
 
 export interface HashGateOptions {
   /** Checks that may run at once. */
@@ -26,16 +36,17 @@ export interface HashGateOptions {
   readonly initialCheckMs?: number;
 }
 
-export type ShedReason = 'expected-wait' | 'deadline';
+/** On arrival, after waiting the bound, or pushed out by an attempt that proved more work. */
+export type ShedReason = 'expected-wait' | 'deadline' | 'displaced';
 
 /** What the gate tells its observers (metrics, the pressure tracker); each call is synchronous and must not throw. */
 export interface HashGateObserver {
-  /** An attempt got its turn after waiting `waitMs`. */
-  granted?(lane: GateLane, waitMs: number): void;
+  /** An attempt got its turn after waiting `waitMs`; `work` is the bits it proved (shared lane; 0 known). */
+  granted?(lane: GateLane, waitMs: number, work: number): void;
   /** A check ran for `durationMs`. */
   checked?(lane: GateLane, durationMs: number): void;
-  /** A shared-lane attempt was turned away: when it came (`expected-wait`) or once it had waited too long. */
-  shed?(reason: ShedReason): void;
+  /** A shared-lane attempt that proved `work` bits was turned away (see ShedReason). */
+  shed?(reason: ShedReason, work: number): void;
 }
 
 /** An attempt's turn: it may run its checks now, or it was shed (and should come back in `retryAfter` s). */
@@ -44,7 +55,11 @@ export type Turn = { readonly shed: false } | { readonly shed: true; readonly re
 export type Admission =
   | { readonly shed: true }
   | { readonly shed: false; readonly ticket: Ticket }
-  /** Known lane: the account has MAX_WAITING_PER_ACCOUNT attempts waiting already; come back in `retryAfter` s. */
+  /**
+   * Known lane: the account has MAX_WAITING_PER_ACCOUNT attempts waiting already; come back in
+   * `retryAfter` s (answer after `hold()`, as a shed: an insider's extra attempts, answered at
+   * once, would come straight back and fill the event loop).
+   */
   | { readonly shed: false; readonly ticket: null; readonly retryAfter: number };
 
 /** An admitted attempt: its place in the queue, then its slot. */
@@ -62,10 +77,12 @@ export interface GateState {
   readonly concurrency: number;
   readonly running: number;
   readonly queued: { readonly known: number; readonly shared: number };
-  /** Shed attempts whose 503 is held until their bound passes. */
+  /** Turned-away attempts (shed, or over their account's backlog) whose answer is held until the bound passes. */
   readonly held: number;
   /** The current estimate of one check's duration (ms), from the checks timed so far. */
   readonly checkMs: number;
+  /** The bits a challenge asks for now: 0 without pressure (contract §15). */
+  readonly askedBits: number;
 }
 
 /** How fast the estimate follows the checks' durations: about the last ten weigh in. */
@@ -83,11 +100,14 @@ class Waiter implements Ticket {
   readonly gate: HashGate;
   readonly place: GatePlace;
   readonly queuedAt: number;
+  /** Proved bits, as the shared line orders them (0 in the known lane). */
+  readonly work: number;
 
   constructor(gate: HashGate, place: GatePlace, queuedAt: number) {
     this.gate = gate;
     this.place = place;
     this.queuedAt = queuedAt;
+    this.work = place.lane === 'shared' ? WorkLine.bitsOf(place.work ?? 0) : 0;
     this.turn = new Promise((resolve) => {
       this.resolve = resolve;
     });
@@ -108,8 +128,10 @@ class Waiter implements Ticket {
  * served before shared ones; among them, at most one attempt per account runs at a time and the
  * accounts waiting take turns, so many cookies of one account cannot hold the lane. A shared-lane
  * attempt is admitted only if the wait expected from the queue ahead of it and the measured check
- * time is within `maxWaitMs`, and is shed if it has waited that long anyway. The gate knows nothing
- * of accounts' existence: a shed depends only on the queue.
+ * time is within `maxWaitMs`, and is shed if it has waited that long anyway. The shared line is
+ * ordered by proved work (bits, then arrival, contract §15): only the attempts with at least a
+ * newcomer's work are ahead of it, and one that fits pushes out the least work when the line is
+ * full. The gate knows nothing of accounts' existence: a shed depends only on the queue and work.
  */
 export class HashGate {
   private readonly concurrency: number;
@@ -117,12 +139,10 @@ export class HashGate {
   private readonly clock: Clock;
   private checkMs: number;
   private running = 0;
-  /** Shed attempts whose answer is being held (`hold`). */
+  /** Turned-away attempts whose answer is being held (`hold`). */
   private holding = 0;
-  /** Oldest first; entries that left while queued stay until they reach the head (counted apart). */
-  private shared: Waiter[] = [];
-  private sharedHead = 0;
-  private sharedQueued = 0;
+  /** The shared line, by proved work then arrival. */
+  private readonly shared = new WorkLine<Waiter>();
   /** Each account's known-device attempts, oldest first, and the order in which accounts get a turn. */
   private readonly known = new Map<string, Waiter[]>();
   private turns: string[] = [];
@@ -136,6 +156,11 @@ export class HashGate {
    */
   private waitingAccounts = 0;
   private readonly observers = new Set<HashGateObserver>();
+  /** The last shed (pressure, for the bits asked), and the least work granted in this and the last half-window. */
+  private lastShedAt = Number.NEGATIVE_INFINITY;
+  private windowStart = Number.NEGATIVE_INFINITY;
+  private leastNow = Number.POSITIVE_INFINITY;
+  private leastBefore = Number.POSITIVE_INFINITY;
 
   constructor(options: HashGateOptions) {
     if (!Number.isInteger(options.concurrency) || options.concurrency < 1)
@@ -160,20 +185,16 @@ export class HashGate {
   enter(place: GatePlace): Admission {
     const now = this.clock.now();
     this.expire(now);
-    if (place.lane === 'shared') {
-      const expected = this.expectedWaitMs();
-      if (expected > this.maxWaitMs) {
-        this.notify((o) => o.shed?.('expected-wait'));
-        return { shed: true };
-      }
-    }
     const line = place.lane === 'known' ? this.known.get(place.account) : undefined;
     if (line && line.length >= MAX_WAITING_PER_ACCOUNT)
       return { shed: false, ticket: null, retryAfter: this.retryAfter(line.length * this.checkMs) };
     const waiter = new Waiter(this, place, now);
     if (place.lane === 'shared') {
+      if (this.expectedWaitMs(waiter.work) > this.maxWaitMs) {
+        this.shedNow('expected-wait', waiter.work, now);
+        return { shed: true };
+      }
       this.shared.push(waiter);
-      this.sharedQueued++;
     } else if (line) {
       line.push(waiter);
       this.knownQueued++;
@@ -185,6 +206,7 @@ export class HashGate {
       this.knownQueued++;
     }
     this.pump(now);
+    if (place.lane === 'shared') this.displace(now);
     return { shed: false, ticket: waiter };
   }
 
@@ -205,17 +227,30 @@ export class HashGate {
   }
 
   /**
-   * The wait (ms) a shared-lane attempt arriving now should expect before its check starts. It
-   * counts runnable work: the shared attempts waiting, and one check for each account whose
-   * known-device backlog waits for a slot. An account whose check runs already holds its slot (its
-   * backlog follows on it, one at a time) and adds nothing: however long one account's backlog,
-   * it occupies at most one slot of the estimate.
+   * The wait (ms) a shared-lane attempt arriving now with `work` proved bits should expect before
+   * its check starts. It counts runnable work: the shared attempts with at least as much work (the
+   * line is ordered by it, contract §15), and one check for each account whose known-device backlog
+   * waits for a slot. An account whose check runs already holds its slot (its backlog follows on it,
+   * one at a time) and adds nothing: however long one account's backlog, it occupies at most one
+   * slot of the estimate.
    */
-  expectedWaitMs(): number {
-    const ahead = this.waitingAccounts + this.sharedQueued;
-    if (this.running + ahead < this.concurrency) return 0;
+  expectedWaitMs(work = 0): number {
+    if (this.running + this.waitingAccounts + this.shared.size < this.concurrency) return 0;
+    const ahead = this.waitingAccounts + this.shared.atLeast(work);
     // It starts after the work ahead of it and one more check end; checks end at concurrency/checkMs.
     return ((ahead + 1) * this.checkMs) / this.concurrency;
+  }
+
+  /**
+   * The bits a challenge asks for now (contract §15): 0 without pressure (no shed in the last
+   * WORK_WINDOW_MS); under pressure one more than the least work granted a check lately, so a
+   * client that solves it is served before everything that proved less.
+   */
+  askedBits(now = this.clock.now()): number {
+    if (now - this.lastShedAt > WORK_WINDOW_MS) return 0;
+    this.roll(now);
+    const least = Math.min(this.leastNow, this.leastBefore);
+    return Math.min(WORK_BITS_MAX, (Number.isFinite(least) ? least : 0) + 1);
   }
 
   state(): GateState {
@@ -223,9 +258,10 @@ export class HashGate {
     return {
       concurrency: this.concurrency,
       running: this.running,
-      queued: { known: this.knownQueued, shared: this.sharedQueued },
+      queued: { known: this.knownQueued, shared: this.shared.size },
       held: this.holding,
       checkMs: this.checkMs,
+      askedBits: this.askedBits(),
     };
   }
 
@@ -252,7 +288,7 @@ export class HashGate {
       const { place } = waiter;
       if (place.lane === 'known') this.tracked(place.account, () => this.knownRunning.delete(place.account));
     } else if (waiter.place.lane === 'shared') {
-      this.sharedQueued--;
+      this.shared.left(waiter);
       waiter.resolve({ shed: true, retryAfter: this.retryAfter(this.expectedWaitMs()) });
     } else {
       this.dropKnown(waiter);
@@ -272,7 +308,8 @@ export class HashGate {
       const { place } = next;
       if (place.lane === 'known') this.tracked(place.account, () => this.knownRunning.add(place.account));
       const waited = now - next.queuedAt;
-      this.notify((o) => o.granted?.(next.place.lane, waited));
+      if (next.place.lane === 'shared') this.noteGranted(next.work, now);
+      this.notify((o) => o.granted?.(next.place.lane, waited, next.work));
       next.resolve({ shed: false });
     }
   }
@@ -294,42 +331,56 @@ export class HashGate {
   }
 
   private nextShared(): Waiter | null {
-    while (this.sharedHead < this.shared.length) {
-      const waiter = this.shared[this.sharedHead++]!;
-      if (waiter.state !== 'queued') continue;
-      this.sharedQueued--;
-      this.compact();
-      return waiter;
-    }
-    this.compact();
-    return null;
+    const waiter = this.shared.best();
+    if (waiter) this.shared.left(waiter);
+    return waiter;
   }
 
-  /** Sheds the shared attempts that have waited `maxWaitMs` already: they are the oldest, at the head. */
+  /** Sheds the shared attempts that have waited `maxWaitMs` already: the oldest of each bucket of work. */
   private expire(now: number): void {
-    while (this.sharedHead < this.shared.length) {
-      const waiter = this.shared[this.sharedHead]!;
-      if (waiter.state === 'queued') {
-        if (now - waiter.queuedAt <= this.maxWaitMs) break;
-        waiter.state = 'done';
-        this.sharedQueued--;
-        this.notify((o) => o.shed?.('deadline'));
-        waiter.resolve({ shed: true, retryAfter: this.retryAfter(this.expectedWaitMs()) });
-      }
-      this.sharedHead++;
+    for (const waiter of this.shared.olderThan(now - this.maxWaitMs)) {
+      waiter.state = 'done';
+      this.shared.left(waiter);
+      this.shedNow('deadline', waiter.work, now);
+      waiter.resolve({ shed: true, retryAfter: this.retryAfter(this.expectedWaitMs()) });
     }
-    this.compact();
   }
 
-  /** Drops the consumed head of the shared line once it is most of the array. */
-  private compact(): void {
-    if (this.sharedHead > 1024 && this.sharedHead * 2 > this.shared.length) {
-      this.shared = this.shared.slice(this.sharedHead);
-      this.sharedHead = 0;
-    } else if (this.sharedHead === this.shared.length && this.sharedHead > 0) {
-      this.shared = [];
-      this.sharedHead = 0;
+  /**
+   * While the last attempt of a full shared line would wait past the bound, the least work leaves
+   * it: an attempt that proved more was admitted ahead of it. Without work this never happens (a
+   * newcomer is admitted only when the whole line fits).
+   */
+  private displace(now: number): void {
+    // The last in line has everything else ahead of it: its check starts after that and one more end.
+    while (((this.waitingAccounts + this.shared.size) * this.checkMs) / this.concurrency > this.maxWaitMs) {
+      const least = this.shared.least();
+      if (!least) return;
+      least.state = 'done';
+      this.shared.left(least);
+      this.shedNow('displaced', least.work, now);
+      least.resolve({ shed: true, retryAfter: this.retryAfter(this.expectedWaitMs(least.work)) });
     }
+  }
+
+  private shedNow(reason: ShedReason, work: number, now: number): void {
+    this.lastShedAt = now;
+    this.notify((o) => o.shed?.(reason, work));
+  }
+
+  /** A shared attempt that proved `work` bits got a check: the least of the window is asked for, plus one. */
+  private noteGranted(work: number, now: number): void {
+    this.roll(now);
+    this.leastNow = Math.min(this.leastNow, work);
+  }
+
+  /** Moves the half-windows of granted work along: each lasts WORK_WINDOW_MS / 2. */
+  private roll(now: number): void {
+    const half = WORK_WINDOW_MS / 2;
+    if (now - this.windowStart < half) return;
+    this.leastBefore = now - this.windowStart < 2 * half ? this.leastNow : Number.POSITIVE_INFINITY;
+    this.leastNow = Number.POSITIVE_INFINITY;
+    this.windowStart = now;
   }
 
   private dropKnown(waiter: Waiter): void {

@@ -1,5 +1,6 @@
 // Slow salted password hashes (argon2id; older scrypt hashes still verify) and a timing-blind verifier.
-import { argon2, randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
+import { argon2, createHmac, randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
+import type { StoredHashCount } from '../db/repositories/users.ts';
 
 const KEY_LENGTH = 32;
 const SALT_LENGTH = 16;
@@ -111,6 +112,25 @@ function parseHash(stored: string): ParsedHash | null {
 
 const b64 = (bytes: Buffer) => bytes.toString('base64').replace(/=+$/, '');
 
+/** A stored hash without its salt and key: the scheme and cost it was made at (`$argon2id$v=19$m=…,t=2,p=1`, `scrypt$15$8$1`). */
+export function hashParameters(stored: string): string {
+  return stored.replace(/\$[^$]*\$[^$]*$/, '');
+}
+
+/** A hash of a random password at `parameters` (as hashParameters gives them), or null if they do not parse. */
+async function hashAt(parameters: string): Promise<string | null> {
+  const salt = randomBytes(SALT_LENGTH);
+  const password = randomBytes(16).toString('hex');
+  const parsed = parseHash(`${parameters}$AAAA$AAAA`); // the cost alone: salt and key are placeholders
+  if (!parsed) return null;
+  if (parsed.scheme === 'argon2id') {
+    const key = await deriveArgon2(password, salt, parsed.memoryKiB, parsed.passes, parsed.parallelism);
+    return `${parameters}$${b64(salt)}$${b64(key)}`;
+  }
+  const key = await deriveScrypt(password, salt, parsed.log2N, parsed.r, parsed.p);
+  return `${parameters}$${salt.toString('base64url')}$${key.toString('base64url')}`;
+}
+
 /** What computes hashes: argon2id on libuv's pool in the service; tests pass one they can hold and release. */
 export interface PasswordHasher {
   verify(password: string, stored: string): Promise<boolean>;
@@ -120,11 +140,19 @@ export interface PasswordHasher {
 export const argon2Hasher: PasswordHasher = { verify: verifyPassword, hash: hashPassword };
 
 /**
- * Checks a password against the account's hash, or against a dummy hash at today's parameters
- * when there is no account, so that an unknown email takes as long as a wrong password.
+ * Checks a password against the account's hash, or, when there is no account, against a dummy hash
+ * at one of the costs stored, so that an unknown email takes as long as a wrong password would for
+ * some account. After a cost change, dormant accounts keep their old hash until they sign in: a
+ * dummy at today's cost alone would tell them from unknown emails. So each cost stored gets a
+ * dummy, and an unknown email is checked at one of them, chosen by a keyed hash of the email in
+ * proportion to the accounts at each cost: the same email always takes the same time, and the
+ * share of unknown emails at each cost is the share of accounts.
  */
 export class PasswordChecker {
   private readonly dummyHash: string;
+  /** Dummies at the costs stored, with their accounts (cumulative), once `useStoredCosts` ran. */
+  private dummies: { readonly hash: string; readonly upTo: number }[] = [];
+  private dummyKey: Buffer = randomBytes(32);
   private readonly hasher: PasswordHasher;
   private readonly memoryKiB: number;
   /** How long (ms, by the clock given to create) making the dummy hash took: a first measure of one check. */
@@ -147,8 +175,36 @@ export class PasswordChecker {
     return new PasswordChecker(dummy, hasher, memoryKiB, Math.max(0, now() - started));
   }
 
-  async check(password: string, storedHash: string | null): Promise<boolean> {
-    const matches = await this.hasher.verify(password, storedHash ?? this.dummyHash);
+  /**
+   * Makes a dummy hash at each cost in `counts` (today's reuses the boot's), and chooses among them
+   * with `key` (derived from SESSION_SECRET: every instance chooses alike). Run before serving.
+   */
+  async useStoredCosts(counts: readonly StoredHashCount[], key: Buffer): Promise<void> {
+    const today = hashParameters(this.dummyHash);
+    const dummies: { hash: string; upTo: number }[] = [];
+    let total = 0;
+    for (const { parameters, accounts } of counts) {
+      const hash = parameters === today ? this.dummyHash : await hashAt(parameters);
+      if (hash === null || accounts <= 0) continue; // a hash no check can parse costs nothing to check
+      total += accounts;
+      dummies.push({ hash, upTo: total });
+    }
+    this.dummies = dummies;
+    this.dummyKey = key;
+  }
+
+  /** The dummy an unknown `email` is checked against: by the keyed hash of its normal form. */
+  private dummyFor(email: string): string {
+    const total = this.dummies.at(-1)?.upTo ?? 0;
+    if (total === 0) return this.dummyHash;
+    const mac = createHmac('sha256', this.dummyKey).update(email).digest();
+    const pick = mac.readUIntBE(0, 6) % total;
+    return this.dummies.find((dummy) => pick < dummy.upTo)!.hash;
+  }
+
+  /** `email` (normalised) chooses the dummy when there is no stored hash. */
+  async check(password: string, storedHash: string | null, email = ''): Promise<boolean> {
+    const matches = await this.hasher.verify(password, storedHash ?? this.dummyFor(email));
     return storedHash !== null && matches;
   }
 

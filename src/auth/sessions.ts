@@ -28,6 +28,8 @@ export interface ResolvedSession {
   readonly user: User;
   /** The random session id (not the cookie's signature), to which the CSRF token is bound. */
   readonly sessionId: string;
+  /** When it signed in (epoch ms, the clock's); null for a session older than that record. */
+  readonly signedInAt: number | null;
 }
 
 export class SessionService {
@@ -46,10 +48,12 @@ export class SessionService {
   /** Starts a session for the user; returns the cookie value and the session id. */
   async create(userId: number): Promise<{ cookie: string; sessionId: string; maxAgeSeconds: number }> {
     const sessionId = newSecret();
+    const now = this.options.clock.now();
     await this.repository.create(
       digest(sessionId),
       userId,
-      new Date(this.options.clock.now() + this.options.ttlMs),
+      new Date(now + this.options.ttlMs),
+      new Date(now),
     );
     return {
       cookie: `${sessionId}.${this.sign(sessionId)}`,
@@ -92,7 +96,7 @@ export class SessionService {
   private async load(cookie: string, sessionId: string): Promise<ResolvedSession | null> {
     const now = this.options.clock.now();
     const record = await this.repository.find(digest(sessionId), new Date(now));
-    const session = record ? { user: record.user, sessionId } : null;
+    const session = record ? { user: record.user, sessionId, signedInAt: record.signedInAt } : null;
     const stillWanted = this.loading.has(cookie); // false once destroy() ran meanwhile
     if (this.options.cacheMs > 0 && stillWanted) {
       if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);

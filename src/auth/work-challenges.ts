@@ -34,8 +34,6 @@ export interface WorkChallengesOptions {
   readonly secret: string;
   readonly clock: Clock;
   readonly claims: OnceClaims;
-  /** Told each solution that counted as no work, and why (metrics); must not throw. */
-  readonly onRefused?: (reason: WorkRefusal) => void;
 }
 
 /** The scope of the store under which challenge ids are claimed. */
@@ -56,14 +54,19 @@ export class WorkChallenges {
   private readonly key: Buffer;
   private readonly clock: Clock;
   private readonly claims: OnceClaims;
-  private readonly onRefused: (reason: WorkRefusal) => void;
+  private readonly observers = new Set<(reason: WorkRefusal) => void>();
 
   constructor(options: WorkChallengesOptions) {
     // Its own key: no session, CSRF or device MAC can pass as a challenge's.
     this.key = createHmac('sha256', options.secret).update('tp-login-work').digest();
     this.clock = options.clock;
     this.claims = options.claims;
-    this.onRefused = options.onRefused ?? (() => {});
+  }
+
+  /** Tells `observer` of each solution that counts as no work, and why (metrics); returns the function that stops it. */
+  observe(observer: (reason: WorkRefusal) => void): () => void {
+    this.observers.add(observer);
+    return () => this.observers.delete(observer);
   }
 
   /** A fresh challenge for `email`, valid for WORK_CHALLENGE_TTL_MS from now. */
@@ -107,10 +110,12 @@ export class WorkChallenges {
   }
 
   private refuse(reason: WorkRefusal): 0 {
-    try {
-      this.onRefused(reason);
-    } catch {
-      // metrics never break a sign-in
+    for (const observer of this.observers) {
+      try {
+        observer(reason);
+      } catch {
+        // metrics never break a sign-in
+      }
     }
     return 0;
   }

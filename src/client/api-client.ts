@@ -9,12 +9,14 @@ import type {
   ControlReport,
   LoginLock,
   LoginPressure,
+  Passkey,
   SecurityEventPage,
   SecurityEventQuery,
   Task,
   TaskFilters,
   TaskPage,
   User,
+  WebAuthnJSON,
 } from './types.ts';
 import { solveInSlices, WORK_BITS_MAX, type WorkAsked, type WorkSolver } from './work-solver.ts';
 
@@ -66,7 +68,7 @@ export interface BulkReassignOutcome extends BulkReassignResult {
 }
 
 interface Request {
-  readonly method: 'GET' | 'POST' | 'PATCH';
+  readonly method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   readonly path: string;
   readonly query?: Record<string, string | number | undefined>;
   readonly body?: unknown;
@@ -150,6 +152,58 @@ export class ApiClient {
         work = { challenge: asked.challenge, nonce: (await solve(effort, options?.signal)).nonce };
       }
     }
+  }
+
+  /**
+   * Request options for a passkey sign-in (contract §14): a challenge for this browser, working
+   * once, for 5 minutes. Fetches a CSRF token first if there is none.
+   */
+  async passkeySignInOptions(options?: CallOptions): Promise<WebAuthnJSON> {
+    if (this.token === null) await this.csrf(options);
+    return (await this.send<WebAuthnJSON>({ method: 'POST', path: '/api/auth/passkey/options', options }))
+      .data;
+  }
+
+  /** Signs in with the browser's answer to those options; keeps the new CSRF token, like `login`. */
+  async passkeySignIn(response: WebAuthnJSON, options?: CallOptions): Promise<User> {
+    const { data } = await this.send<{ user: User; csrfToken: string }>({
+      method: 'POST',
+      path: '/api/auth/passkey/login',
+      body: { response },
+      options,
+    });
+    this.token = data.csrfToken;
+    return data.user;
+  }
+
+  /** The signed-in user's passkeys, oldest first. */
+  async passkeys(options?: CallOptions): Promise<Passkey[]> {
+    return (await this.send<{ passkeys: Passkey[] }>({ method: 'GET', path: '/api/auth/passkeys', options }))
+      .data.passkeys;
+  }
+
+  /** Creation options for a new passkey; 403 REAUTH_REQUIRED when the sign-in is older than 10 minutes. */
+  async passkeyRegistrationOptions(options?: CallOptions): Promise<WebAuthnJSON> {
+    const path = '/api/auth/passkeys/registration-options';
+    return (await this.send<WebAuthnJSON>({ method: 'POST', path, options })).data;
+  }
+
+  /** Stores the browser's answer to those options as a passkey called `name`. */
+  async addPasskey(name: string, response: WebAuthnJSON, options?: CallOptions): Promise<Passkey> {
+    const body = { name, response };
+    return (
+      await this.send<{ passkey: Passkey }>({ method: 'POST', path: '/api/auth/passkeys', body, options })
+    ).data.passkey;
+  }
+
+  async renamePasskey(id: number, name: string, options?: CallOptions): Promise<Passkey> {
+    const path = `/api/auth/passkeys/${id}`;
+    return (await this.send<{ passkey: Passkey }>({ method: 'PATCH', path, body: { name }, options })).data
+      .passkey;
+  }
+
+  async removePasskey(id: number, options?: CallOptions): Promise<void> {
+    await this.send<void>({ method: 'DELETE', path: `/api/auth/passkeys/${id}`, options });
   }
 
   /** Signs out; the server ends the session. */

@@ -29,6 +29,9 @@ export const API_ERROR_CODES = [
   'HEADERS_TOO_LARGE',
   'RANGE_NOT_SATISFIABLE',
   'DATABASE_UNAVAILABLE',
+  'REAUTH_REQUIRED',
+  'PASSKEY_INVALID',
+  'PASSKEY_LIMIT',
 ] as const;
 
 /** A code the API itself answers with. */

@@ -111,6 +111,9 @@ export const SECURITY_EVENT_TYPES = [
   'account-disabled',
   'account-enabled',
   'password-set',
+  'passkey-added',
+  'passkey-removed',
+  'passkey-counter-refused',
 ] as const;
 
 export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];
@@ -166,3 +169,25 @@ export interface LoginPressure {
     readonly maxWaitMs: number;
   };
 }
+
+/** One of the signed-in user's passkeys (contract §14): never its key or counter. */
+export interface Passkey {
+  readonly id: number;
+  /** 1–64 characters, chosen by the user. */
+  readonly name: string;
+  /** ISO-8601, UTC. */
+  readonly createdAt: string;
+  /** The last sign-in with it (ISO-8601), or null. */
+  readonly lastUsedAt: string | null;
+}
+
+/** The most passkeys one account may hold, and the longest name (the server's limits). */
+export const PASSKEYS_MAX = 10;
+export const PASSKEY_NAME_MAX = 64;
+
+/**
+ * WebAuthn options and answers travel as the JSON forms of the WebAuthn Level 3 spec
+ * (PublicKeyCredentialCreationOptionsJSON and the rest): the client passes them between the
+ * server and the browser's API (or @simplewebauthn/browser) without reading them.
+ */
+export type WebAuthnJSON = Readonly<Record<string, unknown>>;

@@ -2,11 +2,12 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifySchema, RouteOptions } from 'fastify';
 import { ERRORS, type ErrorCode } from '../errors.ts';
-import { BULK_MAX_TASKS } from '../limits.ts';
+import { BULK_MAX_TASKS, PASSKEYS_MAX } from '../limits.ts';
 import { CONTROLS, type ControlName, planForRoute, type RoutePlan } from '../rate-limit/policy.ts';
 import type { Access } from './plugins/authorization.ts';
 import { CSRF_COOKIE, CSRF_HEADER } from './plugins/csrf.ts';
 import { SESSION_COOKIE } from './plugins/session.ts';
+import { workAskedSchema } from './proved-work-schemas.ts';
 import { ref } from './schemas.ts';
 
 /** The security schemes of components.securitySchemes: the cookies and the header a caller sends. */
@@ -119,9 +120,16 @@ const DETAILS: Partial<Record<ErrorCode, { properties: Record<string, unknown>; 
     },
     required: [],
   },
+  LOGIN_BUSY: { properties: { work: workAskedSchema }, required: [] },
   TASK_BULK_TOO_LARGE: {
     properties: {
       max: { type: 'integer', enum: [BULK_MAX_TASKS], description: 'The most a request may name.' },
+    },
+    required: ['max'],
+  },
+  PASSKEY_LIMIT: {
+    properties: {
+      max: { type: 'integer', enum: [PASSKEYS_MAX], description: 'The most passkeys an account may hold.' },
     },
     required: ['max'],
   },

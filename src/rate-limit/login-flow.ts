@@ -1,6 +1,6 @@
 // The login-failure limiter, whole: the early looks, the reservation before the password check, the settlement after it.
 import { normaliseEmail } from '../email.ts';
-import type { SecurityEvent, SecurityEventSink } from '../security-event.ts';
+import type { SecurityEventSink } from '../security-event.ts';
 import { type RateLimitEngine, then, type Verdict } from './engine.ts';
 import { type Caller, type ControlName, callerWith, keyFor } from './policy.ts';
 import type { MaybePromise } from './stores/store.ts';
@@ -22,7 +22,7 @@ export interface LoginFlowOptions {
     readonly unknownDevice: readonly ControlName[];
     readonly knownDevice: readonly ControlName[];
   };
-  /** Told when a lock starts and when a known device is refused (contract §8). */
+  /** Told when a lock starts, once per lock (contract §8). */
   readonly events: SecurityEventSink;
 }
 
@@ -69,21 +69,26 @@ export class LoginFlow {
    * fail: at most the budget's worth are ever in flight or counted. On success the account's and
    * the device's counters are cleared and the address's unit is released by its token (that exact
    * admission, not "one less somewhere"); a failure keeps them, and if its unit was the last one
-   * of a budget, a lock starts.
+   * of a budget, a lock starts. `email` is null when the attempt names no account (a passkey
+   * sign-in whose credential is unknown): then only the address counts.
    */
-  async attempt(caller: Caller, email: string, deviceId: string | null): Promise<LoginAttempt> {
+  async attempt(caller: Caller, email: string | null, deviceId: string | null): Promise<LoginAttempt> {
     const { engine } = this;
-    const account = normaliseEmail(email);
+    const account = email === null ? null : normaliseEmail(email);
     const subject = callerWith(caller, { account, deviceId });
     const reserved: Reservation[] = [];
     const releaseAll = () => Promise.all(reserved.map((r) => this.release(r)));
     for (const name of deviceId === null ? this.plan.unknownDevice : this.plan.knownDevice) {
-      const key = keyFor(engine.controls[name].control, subject)!;
+      // No account (a passkey nobody registered): only the controls with a key of this caller.
+      const key = keyFor(engine.controls[name].control, subject);
+      if (key === null) continue;
       const verdict = await engine.consume(name, key);
       if (verdict.refused) {
-        await releaseAll(); // a refused login is not a failure: give back what this attempt took
-        if (deviceId !== null) this.report('known-device-refused', name, key, account);
-        return { refused: verdict };
+        const refused = await this.longestWith(verdict, subject, name, deviceId === null);
+        // A refused login is not a failure: give back what this attempt took. Nor is it an event:
+        // the lock was written once when it started (lockIfFilled), not once per refusal after it.
+        await releaseAll();
+        return { refused };
       }
       reserved.push({ name, key, verdict });
     }
@@ -104,6 +109,21 @@ export class LoginFlow {
         await Promise.all(reserved.map((r) => this.lockIfFilled(r, account)));
       },
     };
+  }
+
+  /**
+   * The refusal to answer when `refused` (by control `name`) refuses: the one whose wait ends last
+   * among it and the plan's controls after it, looked at without spending (contract §8: a client
+   * that waits a login 429's Retry-After is not refused again by another login control).
+   */
+  private async longestWith(refused: Verdict, subject: Caller, name: ControlName, unknownDevice: boolean) {
+    const plan = unknownDevice ? this.plan.unknownDevice : this.plan.knownDevice;
+    let longest = refused;
+    for (const next of plan.slice(plan.indexOf(name) + 1)) {
+      const key = keyFor(this.engine.controls[next].control, subject);
+      if (key !== null) longest = longestRefusal(longest, await this.engine.peek(next, key))!;
+    }
+    return longest;
   }
 
   /**
@@ -128,17 +148,17 @@ export class LoginFlow {
    * per lock (the one whose reservation filled it), so the index entry and the event are written
    * once per lock, however many refusals follow.
    */
-  private async lockIfFilled(r: Reservation, account: string): Promise<void> {
+  private async lockIfFilled(r: Reservation, account: string | null): Promise<void> {
     const { bound, decision } = r.verdict;
     if (bound.mode !== 'enforce' || decision.token === undefined || decision.remaining > 0) return;
     await this.engine.noteLock(r.name, r.key, decision.resetMs);
-    this.report('lock-started', r.name, r.key, account);
+    this.reportLock(r.name, r.key, account);
   }
 
-  private report(type: SecurityEvent['type'], name: ControlName, key: string, account: string): void {
+  private reportLock(name: ControlName, key: string, account: string | null): void {
     const byAddress = this.engine.controls[name].control.key === 'ip';
     this.events.record({
-      type,
+      type: 'lock-started',
       control: name,
       email: byAddress ? null : account,
       address: byAddress ? key : null,
@@ -150,4 +170,14 @@ export class LoginFlow {
     const token = verdict.decision.token;
     return token === undefined ? undefined : this.engine.release(name, key, token);
   }
+}
+
+/**
+ * Of two looks at login controls, the refusal that ends last (null if neither refuses): a login
+ * 429 reports that control's headers and wait, so its Retry-After covers every control refusing.
+ */
+export function longestRefusal(a: Verdict | null, b: Verdict | null): Verdict | null {
+  const refusing = [a, b].filter((v): v is Verdict => v?.refused === true);
+  if (refusing.length < 2) return refusing[0] ?? null;
+  return refusing[1]!.decision.resetMs > refusing[0]!.decision.resetMs ? refusing[1]! : refusing[0]!;
 }

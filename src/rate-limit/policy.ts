@@ -210,6 +210,15 @@ export const ROUTE_PLANS: Readonly<Record<string, RoutePlan>> = {
     knownDevice: ['login-device'],
   },
   'GET /api/rate-limits': { kind: 'exempt' }, // reads the caller's budgets, never spends them
+  // Contract §14: a passkey sign-in is on the login entry path. Its options spend nothing (a
+  // challenge is no check); its failures count like a wrong password's, by address and, when the
+  // credential names one, by account. A device cookie changes nothing: there is no password to guess.
+  'POST /api/auth/passkey/options': { kind: 'exempt' },
+  'POST /api/auth/passkey/login': {
+    kind: 'login',
+    unknownDevice: ['login-ip', 'login-account'],
+    knownDevice: [],
+  },
 };
 
 /** Every other route under /api, including paths that match no route (404s). */

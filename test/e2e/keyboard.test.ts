@@ -1,15 +1,21 @@
 // The portal from the keyboard alone, in Chromium: each view's title, form errors tied to their fields, and where focus lands after each action.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
+import { ApiClient, MemoryCookieJar } from '../../src/client/index.ts';
 import { ensurePortalBuilt } from '../../web/build.ts';
 import { DEMO_PASSWORD } from '../helpers/app.ts';
 import { CHROMIUM, openBrowser, skipWithoutChromium, startPortal, submitLogin } from '../helpers/browser.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
-import { focused } from '../helpers/focus.ts';
+import { focused, Walk } from '../helpers/focus.ts';
 
 const ADMIN = 'admin@example.com';
+const ALICE = 'alice@example.com';
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
 /** The attributes that tie a field to its error message. */
 const fieldState = (page: Page, label: string) =>
@@ -26,7 +32,7 @@ describe('the portal from the keyboard', { skip: skipWithoutChromium() }, () => 
   after(closeTestDatabases);
 
   it('titles each view after itself, and ties a refused sign-in to both fields', {
-    timeout: 60_000,
+    timeout: 90_000,
   }, async (t) => {
     const base = await startPortal(t);
     const page = await openBrowser(t);
@@ -56,5 +62,225 @@ describe('the portal from the keyboard', { skip: skipWithoutChromium() }, () => 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     assert.equal(await page.title(), 'Sign in — Task portal');
+  });
+});
+
+describe('a keyboard-only walk', { skip: skipWithoutChromium() }, () => {
+  before(() => ensurePortalBuilt({ quiet: true }));
+  after(closeTestDatabases);
+
+  it('signs in, filters, selects, reassigns, pages and signs out without focus ever falling to the page', {
+    timeout: 90_000,
+  }, async (t) => {
+    const base = await startPortal(t);
+    const page = await openBrowser(t);
+    const walk = new Walk(page);
+    // The walk is kept even when a step fails: it shows where focus went instead.
+    t.after(async () => {
+      await mkdir(join(REPO, 'test-results'), { recursive: true });
+      await writeFile(join(REPO, 'test-results', 'keyboard-walk.txt'), `${walk.lines.join('\n')}\n`);
+    });
+    const row = (id: number) => page.locator(`tr[data-task-id="${id}"]`);
+    await page.goto(`${base}/`);
+    await page.waitForFunction(() => document.activeElement?.id === 'login-title');
+    assert.equal(await walk.note('the Sign in page opens'), 'heading "Sign in"');
+    assert.equal(await walk.press('Tab'), 'textbox "Email"');
+    await walk.type(ALICE);
+    assert.equal(await walk.press('Tab'), 'textbox "Password"');
+    await page.keyboard.type(DEMO_PASSWORD);
+    walk.lines.push(`${'type the password'.padEnd(34)} → textbox "Password"`);
+    assert.equal(
+      await walk.press('Enter', () => row(1).waitFor()),
+      'heading "Tasks"',
+      'the Tasks page takes focus to its heading',
+    );
+    assert.equal(await page.title(), 'Tasks — Task portal');
+
+    // The skip links come first, shown while focused.
+    assert.equal(await walk.press('Tab'), 'link "Skip to the task list"');
+    const skip = await page.getByRole('link', { name: 'Skip to the task list' }).boundingBox();
+    assert.ok(
+      skip && skip.width > 40 && skip.height > 20,
+      `the focused skip link shows (${JSON.stringify(skip)})`,
+    );
+    assert.equal(await walk.press('Tab'), 'link "Skip to the pages"');
+    assert.equal(await walk.press('Tab'), 'combobox "Client"');
+    await walk.type('Ini');
+    for (const name of ['Assignee', 'Status', 'Per page'])
+      assert.equal(await walk.press('Tab'), `combobox "${name}"`);
+    assert.equal(await walk.press('Tab'), 'button "Apply filters"');
+    assert.equal(
+      await walk.press('Enter', () => row(1).waitFor({ state: 'detached' })),
+      'button "Apply filters"',
+      'focus stays on the button while the filtered list loads and after',
+    );
+    await page.locator('#results-status', { hasText: '50 tasks on page 1.' }).waitFor();
+
+    assert.equal(await walk.press('Tab'), 'combobox "New assignee"');
+    await walk.type('Bob');
+    assert.equal(
+      await walk.press('Tab'),
+      'checkbox "Select all on this page (at most 50)"',
+      'Reassign is disabled',
+    );
+    for (const id of [3, 6, 9]) {
+      assert.match(await walk.press('Tab'), new RegExp(`^checkbox "Select task ${id}:`));
+      await walk.press('Space');
+    }
+    await page.locator('#selection-status', { hasText: '3 of at most 50 selected.' }).waitFor();
+    for (const expected of [/task 6/, /task 3/, /Select all/, /Clear selection/, /Reassign 3 tasks/])
+      assert.match(await walk.press('Shift+Tab'), expected);
+    assert.match(
+      await walk.press('Enter', () =>
+        page
+          .locator('#bulk-outcome', { hasText: '3 succeeded, 0 failed. Reassigned to Bob Nguyen.' })
+          .waitFor(),
+      ),
+      /^status "3 succeeded, 0 failed\. Reassigned to Bob Nguyen\./,
+      'the disabled button handed focus to the outcome',
+    );
+    assert.match(await walk.press('Tab'), /^checkbox "Select all/, 'the next Tab goes on from the outcome');
+
+    // Back up to the second skip link, and on to the pager.
+    for (let presses = 0; presses < 7; presses++) await walk.press('Shift+Tab');
+    assert.equal(await focused(page), 'link "Skip to the pages"');
+    assert.equal(await walk.press('Enter'), 'navigation "Pages"');
+    assert.equal(await walk.press('Tab'), 'button "Next page"', 'Previous page is disabled on page 1');
+    assert.equal(
+      await walk.press('Enter', () =>
+        page.locator('#results-status', { hasText: '16 tasks on page 2.' }).waitFor(),
+      ),
+      'button "Previous page"',
+      'Next page, disabled on the last page, handed focus to Previous page',
+    );
+
+    // Past the end of the page, Tab leaves it for the browser's own controls, then comes round to the top bar.
+    assert.equal(await walk.press('Tab'), 'body');
+    assert.equal(await walk.press('Tab'), 'button "Sign out"');
+    assert.equal(
+      await walk.press('Enter', () => page.getByRole('heading', { name: 'Sign in' }).waitFor()),
+      'heading "Sign in"',
+    );
+    assert.equal(await page.title(), 'Sign in — Task portal');
+  });
+});
+
+describe('the Tasks page at 375 px', { skip: skipWithoutChromium() }, () => {
+  before(() => ensurePortalBuilt({ quiet: true }));
+  after(closeTestDatabases);
+
+  it('keeps every client name whole in the picker and the pager on one line', {
+    timeout: 90_000,
+  }, async (t) => {
+    const base = await startPortal(t);
+    const page = await openBrowser(t, { width: 375, height: 800 });
+    await page.goto(`${base}/`);
+    await submitLogin(page, ALICE, DEMO_PASSWORD);
+    await page.locator('tr[data-task-id="1"]').waitFor();
+
+    // Each name's width in the picker's own font, against the room its box leaves beside the arrow.
+    const picker = await page.getByLabel('Client', { exact: true }).evaluate((select: HTMLSelectElement) => {
+      const style = getComputedStyle(select);
+      const context = document.createElement('canvas').getContext('2d')!;
+      context.font = style.font;
+      const arrow = 24;
+      const room =
+        select.clientWidth -
+        Number.parseFloat(style.paddingLeft) -
+        Number.parseFloat(style.paddingRight) -
+        arrow;
+      return [...select.options].map((option) => ({
+        name: option.text,
+        fits: context.measureText(option.text).width <= room,
+      }));
+    });
+    assert.deepEqual(
+      picker.filter((option) => !option.fits).map((option) => option.name),
+      [],
+      'no client name is cut',
+    );
+
+    const pager = await page.locator('#pager').evaluate((nav) => {
+      const items = [...nav.children].map((child) => child.getBoundingClientRect());
+      return { rows: new Set(items.map((item) => Math.round((item.top + item.bottom) / 2))).size };
+    });
+    const button = await page.getByRole('button', { name: 'Next page' }).evaluate((element) => {
+      const style = getComputedStyle(element);
+      return { height: element.getBoundingClientRect().height, line: Number.parseFloat(style.lineHeight) };
+    });
+    assert.equal(pager.rows, 1, 'Previous page, the page number and Next page side by side');
+    assert.ok(
+      button.height < 2 * button.line + 16,
+      `each pager button holds its words on one line (${button.height} px high)`,
+    );
+  });
+});
+
+describe('focus handed on', { skip: skipWithoutChromium() }, () => {
+  before(() => ensurePortalBuilt({ quiet: true }));
+  after(closeTestDatabases);
+
+  it('from Clear selection to select-all, and from a refused Reassign to its error', {
+    timeout: 90_000,
+  }, async (t) => {
+    const base = await startPortal(t, { RATE_LIMIT_BULK: '1/1m' });
+    const page = await openBrowser(t);
+    await page.goto(`${base}/`);
+    await submitLogin(page, ALICE, DEMO_PASSWORD);
+    await page.locator('#bulk-budget', { hasText: '1 of 1 bulk reassignment left' }).waitFor();
+    const box = (id: number) => page.getByRole('checkbox', { name: new RegExp(`^Select task ${id}:`) });
+
+    await box(4).check();
+    await page.getByRole('button', { name: 'Clear selection' }).focus();
+    await page.keyboard.press('Enter');
+    await page.locator('#selection-status', { hasText: '0 of at most 50 selected.' }).waitFor();
+    assert.equal(
+      await focused(page),
+      'checkbox "Select all on this page (at most 50)"',
+      'the removed button handed on',
+    );
+
+    // Alice spends the budget in another session: the page still offers Reassign, and is refused.
+    const elsewhere = new ApiClient({ baseUrl: base, cookieJar: new MemoryCookieJar() });
+    await elsewhere.login(ALICE, DEMO_PASSWORD);
+    await elsewhere.bulkReassign([7], 2);
+    await box(4).check();
+    await page.getByLabel('New assignee').selectOption({ label: 'Bob Nguyen' });
+    await page.getByRole('button', { name: 'Reassign 1 task' }).focus();
+    await page.keyboard.press('Enter');
+    await page
+      .locator('#bulk-error', { hasText: 'You have used all your bulk reassignments for now.' })
+      .waitFor();
+    assert.equal(
+      await page.evaluate(() => document.activeElement?.id),
+      'bulk-error',
+      'the refusal takes focus from the outcome region the disabled button handed it to',
+    );
+  });
+
+  it('on the Admin page: Refresh keeps focus while it loads, Unlock hands it to what it did', {
+    timeout: 90_000,
+  }, async (t) => {
+    const base = await startPortal(t, { RATE_LIMIT_LOGIN_ACCOUNT: '3/15m' });
+    for (let attempt = 0; attempt < 3; attempt++)
+      await new ApiClient({ baseUrl: base, cookieJar: new MemoryCookieJar() })
+        .login('carol@example.com', 'not-the-password')
+        .catch(() => {});
+    const page = await openBrowser(t);
+    await page.goto(`${base}/#admin`);
+    await submitLogin(page, ADMIN, DEMO_PASSWORD);
+    await page.locator('#login-locks tr', { hasText: 'carol@example.com' }).waitFor();
+
+    await page.getByRole('button', { name: 'Refresh locks' }).focus();
+    await page.keyboard.press('Enter');
+    assert.equal(await focused(page), 'button "Refresh locks"', 'while the locks load');
+    await page.locator('#login-locks[aria-busy="false"]').waitFor();
+    assert.equal(await focused(page), 'button "Refresh locks"', 'after the locks loaded');
+
+    await page.getByRole('button', { name: 'Unlock carol@example.com' }).focus();
+    await page.keyboard.press('Enter');
+    await page.locator('#unlock-status', { hasText: 'carol@example.com is unlocked' }).waitFor();
+    await page.locator('#login-locks tr', { hasText: 'carol@example.com' }).waitFor({ state: 'detached' });
+    assert.equal(await focused(page), 'status "carol@example.com is unlocked and can sign in again."');
   });
 });

@@ -71,6 +71,11 @@ export interface paths {
           "application/json": {
             email: string;
             password: string;
+            /** @description A solved challenge of an earlier LOGIN_BUSY: SHA-256 of `challenge:nonce` starts with zero bits. A wrong, expired, reused or foreign one counts as no work. */
+            work?: {
+              challenge: string;
+              nonce: string;
+            };
           };
         };
       };
@@ -220,13 +225,24 @@ export interface paths {
             "Retry-After": number;
           };
           content: {
-            "application/json": components["schemas"]["Error"] & ({
+            "application/json": components["schemas"]["Error"] & (OneOf<[{
               /** @enum {string} */
-              code: "DATABASE_UNAVAILABLE" | "LOGIN_BUSY" | "RATE_LIMIT_STORE_UNAVAILABLE";
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
               message: string;
               /** @description Seconds to wait. */
               retryAfter: number;
-            });
+            }, {
+              /** @enum {string} */
+              code: "LOGIN_BUSY";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+              /** @description Proved work (contract §15): a nonce such that SHA-256 of `challenge + ":" + nonce` starts with at least `bits` zero bits, sent back as the login body's `work`, puts the attempt ahead of those that proved less. Valid 2 minutes, once, for the same email. */
+              work?: {
+                challenge: string;
+                bits: number;
+              };
+            }]>);
           };
         };
       };
@@ -514,6 +530,1574 @@ export interface paths {
             "application/json": components["schemas"]["Error"] & {
               /** @enum {string} */
               code: "UNAUTHENTICATED";
+              message: string;
+            };
+          };
+        };
+        /** @description A rate-limit control refused: wait Retry-After seconds. */
+        429: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit": number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining": number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset": number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy": string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "API_RATE_LIMIT_AUTHENTICATED" | "API_RATE_LIMIT_UNAUTHENTICATED";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+        /** @description Something failed on our side; the answer shows nothing of it. */
+        500: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "INTERNAL_ERROR";
+              message: string;
+            };
+          };
+        };
+        /** @description The service cannot answer now: wait Retry-After seconds. */
+        503: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+      };
+    };
+  };
+  "/api/auth/passkey/options": {
+    /** Request options for a passkey sign-in: a fresh challenge that works once, for 5 minutes, for this browser */
+    post: {
+      responses: {
+        /** @description PublicKeyCredentialRequestOptionsJSON (WebAuthn Level 3), for navigator.credentials.get(); no allowCredentials. */
+        200: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+          };
+          content: {
+            "application/json": {
+              challenge: string;
+              rpId: string;
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description The request is malformed or a field is not valid. */
+        400: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & (OneOf<[{
+              /** @enum {string} */
+              code: "BAD_REQUEST" | "INVALID_JSON";
+              message: string;
+            }, {
+              /** @enum {string} */
+              code: "VALIDATION_ERROR";
+              message: string;
+              /** @description Each field that failed, and why. */
+              errors?: {
+                  path: string;
+                  message: string;
+                }[];
+            }]>);
+          };
+        };
+        /** @description The CSRF token is missing or invalid, or the role does not allow this. */
+        403: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "CSRF_INVALID";
+              message: string;
+            };
+          };
+        };
+        /** @description The body is too large. */
+        413: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "PAYLOAD_TOO_LARGE";
+              message: string;
+            };
+          };
+        };
+        /** @description The body is not JSON. */
+        415: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNSUPPORTED_MEDIA_TYPE";
+              message: string;
+            };
+          };
+        };
+        /** @description Something failed on our side; the answer shows nothing of it. */
+        500: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "INTERNAL_ERROR";
+              message: string;
+            };
+          };
+        };
+        /** @description The service cannot answer now: wait Retry-After seconds. */
+        503: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "DATABASE_UNAVAILABLE";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            };
+          };
+        };
+      };
+    };
+  };
+  "/api/auth/passkey/login": {
+    /** Sign in with a passkey; rotates the session and the CSRF token, like the password login */
+    post: {
+      requestBody: {
+        content: {
+          "application/json": {
+            response: {
+              /** @description The credential id, base64url. */
+              id: string;
+              /** @description The credential id, base64url. */
+              rawId: string;
+              /** @enum {string} */
+              type: "public-key";
+              authenticatorAttachment?: string;
+              clientExtensionResults: Record<string, never>;
+              response: {
+                /** @description The client data, base64url. */
+                clientDataJSON: string;
+                /** @description The authenticator data, base64url. */
+                authenticatorData: string;
+                /** @description The signature over the authenticator data and the client data hash. */
+                signature: string;
+                /** @description The account handle the passkey was made for. */
+                userHandle?: string;
+                [key: string]: unknown;
+              };
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      responses: {
+        /** @description OK */
+        200: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description Two cookies: tp_session, the new session (HttpOnly, SameSite=Lax, Path=/), and tp_device, which makes this client a known device of the account for later logins (HttpOnly, SameSite=Strict, Path=/api/auth). */
+            "Set-Cookie": string;
+          };
+          content: {
+            "application/json": {
+              user: components["schemas"]["User"];
+              csrfToken: string;
+            };
+          };
+        };
+        /** @description The request is malformed or a field is not valid. */
+        400: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & OneOf<[{
+              /** @enum {string} */
+              code: "INVALID_JSON";
+              message: string;
+            }, {
+              /** @enum {string} */
+              code: "VALIDATION_ERROR";
+              message: string;
+              /** @description Each field that failed, and why. */
+              errors?: {
+                  path: string;
+                  message: string;
+                }[];
+            }]>;
+          };
+        };
+        /** @description No valid session, or wrong credentials. */
+        401: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "INVALID_CREDENTIALS";
+              message: string;
+            };
+          };
+        };
+        /** @description The CSRF token is missing or invalid, or the role does not allow this. */
+        403: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "CSRF_INVALID";
+              message: string;
+            };
+          };
+        };
+        /** @description The body is too large. */
+        413: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "PAYLOAD_TOO_LARGE";
+              message: string;
+            };
+          };
+        };
+        /** @description The body is not JSON. */
+        415: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNSUPPORTED_MEDIA_TYPE";
+              message: string;
+            };
+          };
+        };
+        /** @description A rate-limit control refused: wait Retry-After seconds. */
+        429: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit": number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining": number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset": number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy": string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "LOGIN_RATE_LIMIT";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            };
+          };
+        };
+        /** @description Something failed on our side; the answer shows nothing of it. */
+        500: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "INTERNAL_ERROR";
+              message: string;
+            };
+          };
+        };
+        /** @description The service cannot answer now: wait Retry-After seconds. */
+        503: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+      };
+    };
+  };
+  "/api/auth/passkeys": {
+    /** The signed-in user's passkeys, oldest first (never a key or a counter) */
+    get: {
+      responses: {
+        /** @description OK */
+        200: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": {
+              passkeys: ({
+                  id: number;
+                  name: string;
+                  /** Format: date-time */
+                  createdAt: string;
+                  /** Format: date-time */
+                  lastUsedAt: string | null;
+                })[];
+            };
+          };
+        };
+        /** @description No valid session, or wrong credentials. */
+        401: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNAUTHENTICATED";
+              message: string;
+            };
+          };
+        };
+        /** @description A rate-limit control refused: wait Retry-After seconds. */
+        429: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit": number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining": number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset": number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy": string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "API_RATE_LIMIT_AUTHENTICATED" | "API_RATE_LIMIT_UNAUTHENTICATED";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+        /** @description Something failed on our side; the answer shows nothing of it. */
+        500: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "INTERNAL_ERROR";
+              message: string;
+            };
+          };
+        };
+        /** @description The service cannot answer now: wait Retry-After seconds. */
+        503: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+      };
+    };
+    /** Store a passkey from the browser’s answer to the creation options */
+    post: {
+      requestBody: {
+        content: {
+          "application/json": {
+            name: string;
+            response: {
+              /** @description The credential id, base64url. */
+              id: string;
+              /** @description The credential id, base64url. */
+              rawId: string;
+              /** @enum {string} */
+              type: "public-key";
+              authenticatorAttachment?: string;
+              clientExtensionResults: Record<string, never>;
+              response: {
+                /** @description The client data, base64url. */
+                clientDataJSON: string;
+                /** @description The attestation object (CBOR), base64url. */
+                attestationObject: string;
+                transports?: string[];
+                [key: string]: unknown;
+              };
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      responses: {
+        /** @description Created */
+        201: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": {
+              passkey: {
+                id: number;
+                name: string;
+                /** Format: date-time */
+                createdAt: string;
+                /** Format: date-time */
+                lastUsedAt: string | null;
+              };
+            };
+          };
+        };
+        /** @description The request is malformed or a field is not valid. */
+        400: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & (OneOf<[{
+              /** @enum {string} */
+              code: "BAD_REQUEST" | "INVALID_JSON";
+              message: string;
+            }, {
+              /** @enum {string} */
+              code: "VALIDATION_ERROR";
+              message: string;
+              /** @description Each field that failed, and why. */
+              errors?: {
+                  path: string;
+                  message: string;
+                }[];
+            }]>);
+          };
+        };
+        /** @description No valid session, or wrong credentials. */
+        401: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNAUTHENTICATED";
+              message: string;
+            };
+          };
+        };
+        /** @description The CSRF token is missing or invalid, or the role does not allow this. */
+        403: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "CSRF_INVALID" | "REAUTH_REQUIRED";
+              message: string;
+            });
+          };
+        };
+        /** @description The body is too large. */
+        413: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "PAYLOAD_TOO_LARGE";
+              message: string;
+            };
+          };
+        };
+        /** @description The body is not JSON. */
+        415: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNSUPPORTED_MEDIA_TYPE";
+              message: string;
+            };
+          };
+        };
+        /** @description The request is valid but names something that cannot be used. */
+        422: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & OneOf<[{
+              /** @enum {string} */
+              code: "PASSKEY_INVALID";
+              message: string;
+            }, {
+              /** @enum {string} */
+              code: "PASSKEY_LIMIT";
+              message: string;
+              /**
+               * @description The most passkeys an account may hold.
+               * @enum {integer}
+               */
+              max: 10;
+            }]>;
+          };
+        };
+        /** @description A rate-limit control refused: wait Retry-After seconds. */
+        429: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit": number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining": number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset": number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy": string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "API_RATE_LIMIT_AUTHENTICATED" | "API_RATE_LIMIT_UNAUTHENTICATED";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+        /** @description Something failed on our side; the answer shows nothing of it. */
+        500: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "INTERNAL_ERROR";
+              message: string;
+            };
+          };
+        };
+        /** @description The service cannot answer now: wait Retry-After seconds. */
+        503: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+      };
+    };
+  };
+  "/api/auth/passkeys/registration-options": {
+    /** Creation options for a new passkey: the challenge works once, for 5 minutes, for this session. Needs a sign-in within the last 10 minutes. */
+    post: {
+      responses: {
+        /** @description PublicKeyCredentialCreationOptionsJSON (WebAuthn Level 3), for navigator.credentials.create(). */
+        200: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": {
+              rp: {
+                [key: string]: unknown;
+              };
+              user: {
+                [key: string]: unknown;
+              };
+              challenge: string;
+              pubKeyCredParams: {
+                  [key: string]: unknown;
+                }[];
+              [key: string]: unknown;
+            };
+          };
+        };
+        /** @description The request is malformed or a field is not valid. */
+        400: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & (OneOf<[{
+              /** @enum {string} */
+              code: "BAD_REQUEST" | "INVALID_JSON";
+              message: string;
+            }, {
+              /** @enum {string} */
+              code: "VALIDATION_ERROR";
+              message: string;
+              /** @description Each field that failed, and why. */
+              errors?: {
+                  path: string;
+                  message: string;
+                }[];
+            }]>);
+          };
+        };
+        /** @description No valid session, or wrong credentials. */
+        401: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNAUTHENTICATED";
+              message: string;
+            };
+          };
+        };
+        /** @description The CSRF token is missing or invalid, or the role does not allow this. */
+        403: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "CSRF_INVALID" | "REAUTH_REQUIRED";
+              message: string;
+            });
+          };
+        };
+        /** @description The body is too large. */
+        413: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "PAYLOAD_TOO_LARGE";
+              message: string;
+            };
+          };
+        };
+        /** @description The body is not JSON. */
+        415: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNSUPPORTED_MEDIA_TYPE";
+              message: string;
+            };
+          };
+        };
+        /** @description The request is valid but names something that cannot be used. */
+        422: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "PASSKEY_LIMIT";
+              message: string;
+              /**
+               * @description The most passkeys an account may hold.
+               * @enum {integer}
+               */
+              max: 10;
+            };
+          };
+        };
+        /** @description A rate-limit control refused: wait Retry-After seconds. */
+        429: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit": number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining": number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset": number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy": string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "API_RATE_LIMIT_AUTHENTICATED" | "API_RATE_LIMIT_UNAUTHENTICATED";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+        /** @description Something failed on our side; the answer shows nothing of it. */
+        500: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "INTERNAL_ERROR";
+              message: string;
+            };
+          };
+        };
+        /** @description The service cannot answer now: wait Retry-After seconds. */
+        503: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+      };
+    };
+  };
+  "/api/auth/passkeys/{id}": {
+    /** Remove one of your passkeys (404 for anyone else’s) */
+    delete: {
+      parameters: {
+        path: {
+          id: number;
+        };
+      };
+      responses: {
+        /** @description Removed. */
+        204: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: never;
+        };
+        /** @description The request is malformed or a field is not valid. */
+        400: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & OneOf<[{
+              /** @enum {string} */
+              code: "INVALID_JSON";
+              message: string;
+            }, {
+              /** @enum {string} */
+              code: "VALIDATION_ERROR";
+              message: string;
+              /** @description Each field that failed, and why. */
+              errors?: {
+                  path: string;
+                  message: string;
+                }[];
+            }]>;
+          };
+        };
+        /** @description No valid session, or wrong credentials. */
+        401: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNAUTHENTICATED";
+              message: string;
+            };
+          };
+        };
+        /** @description The CSRF token is missing or invalid, or the role does not allow this. */
+        403: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "CSRF_INVALID";
+              message: string;
+            };
+          };
+        };
+        /** @description No such resource. */
+        404: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "NOT_FOUND";
+              message: string;
+            };
+          };
+        };
+        /** @description The body is too large. */
+        413: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "PAYLOAD_TOO_LARGE";
+              message: string;
+            };
+          };
+        };
+        /** @description The body is not JSON. */
+        415: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNSUPPORTED_MEDIA_TYPE";
+              message: string;
+            };
+          };
+        };
+        /** @description A rate-limit control refused: wait Retry-After seconds. */
+        429: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit": number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining": number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset": number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy": string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "API_RATE_LIMIT_AUTHENTICATED" | "API_RATE_LIMIT_UNAUTHENTICATED";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+        /** @description Something failed on our side; the answer shows nothing of it. */
+        500: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "INTERNAL_ERROR";
+              message: string;
+            };
+          };
+        };
+        /** @description The service cannot answer now: wait Retry-After seconds. */
+        503: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+      };
+    };
+    /** Rename one of your passkeys */
+    patch: {
+      parameters: {
+        path: {
+          id: number;
+        };
+      };
+      requestBody: {
+        content: {
+          "application/json": {
+            name: string;
+          };
+        };
+      };
+      responses: {
+        /** @description OK */
+        200: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": {
+              passkey: {
+                id: number;
+                name: string;
+                /** Format: date-time */
+                createdAt: string;
+                /** Format: date-time */
+                lastUsedAt: string | null;
+              };
+            };
+          };
+        };
+        /** @description The request is malformed or a field is not valid. */
+        400: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & OneOf<[{
+              /** @enum {string} */
+              code: "INVALID_JSON";
+              message: string;
+            }, {
+              /** @enum {string} */
+              code: "VALIDATION_ERROR";
+              message: string;
+              /** @description Each field that failed, and why. */
+              errors?: {
+                  path: string;
+                  message: string;
+                }[];
+            }]>;
+          };
+        };
+        /** @description No valid session, or wrong credentials. */
+        401: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNAUTHENTICATED";
+              message: string;
+            };
+          };
+        };
+        /** @description The CSRF token is missing or invalid, or the role does not allow this. */
+        403: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "CSRF_INVALID";
+              message: string;
+            };
+          };
+        };
+        /** @description No such resource. */
+        404: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "NOT_FOUND";
+              message: string;
+            };
+          };
+        };
+        /** @description The body is too large. */
+        413: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "PAYLOAD_TOO_LARGE";
+              message: string;
+            };
+          };
+        };
+        /** @description The body is not JSON. */
+        415: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNSUPPORTED_MEDIA_TYPE";
               message: string;
             };
           };
@@ -1742,7 +3326,7 @@ export interface paths {
     };
   };
   "/api/admin/login-locks/reset": {
-    /** Clear an account's login-failure counter and revoke its known devices (admins only) */
+    /** Clear an account's login-failure counter; its known devices stay known (admins only) */
     post: {
       requestBody: {
         content: {
@@ -2188,7 +3772,7 @@ export interface paths {
                   /** Format: date-time */
                   at: string;
                   /** @enum {string} */
-                  type: "lock-started" | "admin-reset" | "known-device-refused" | "login-pressure-started" | "login-pressure-ended" | "account-created" | "account-disabled" | "account-enabled" | "password-set";
+                  type: "lock-started" | "admin-reset" | "known-device-refused" | "login-pressure-started" | "login-pressure-ended" | "account-created" | "account-disabled" | "account-enabled" | "password-set" | "passkey-added" | "passkey-removed" | "passkey-counter-refused";
                   control: string;
                   email: string | null;
                   address: string | null;

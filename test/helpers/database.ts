@@ -56,6 +56,7 @@ async function prepare(db: Database): Promise<void> {
 
 const resetter = (db: Database) => async () => {
   await db.query('DELETE FROM sessions');
+  await db.query('DELETE FROM passkeys');
   await resetDemoTasks(db);
 };
 

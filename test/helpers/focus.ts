@@ -20,7 +20,13 @@ export function focused(page: Page): Promise<string> {
       text(element);
     const tag = element.tagName.toLowerCase();
     const type = element.getAttribute('type');
-    const implicit: Record<string, string> = { a: 'link', select: 'combobox', h1: 'heading', h2: 'heading' };
+    const implicit: Record<string, string> = {
+      a: 'link',
+      select: 'combobox',
+      h1: 'heading',
+      h2: 'heading',
+      nav: 'navigation',
+    };
     const role =
       element.getAttribute('role') ??
       (tag === 'input' ? (type === 'checkbox' ? 'checkbox' : 'textbox') : (implicit[tag] ?? tag));
@@ -28,8 +34,30 @@ export function focused(page: Page): Promise<string> {
   });
 }
 
-/** Presses `key` and answers where focus is then. */
-export async function press(page: Page, key: string): Promise<string> {
-  await page.keyboard.press(key);
-  return focused(page);
+/** A keyboard walk: each key pressed and where focus lands, kept as lines for the record. */
+export class Walk {
+  readonly lines: string[] = [];
+  readonly #page: Page;
+  constructor(page: Page) {
+    this.#page = page;
+  }
+
+  /** Notes where focus is after something that is not a key (the page loading). */
+  async note(what: string): Promise<string> {
+    const where = await focused(this.#page);
+    this.lines.push(`${what.padEnd(34)} → ${where}`);
+    return where;
+  }
+
+  /** Presses `key` and notes where focus lands; `until` waits for what the key sets off first. */
+  async press(key: string, until?: () => Promise<unknown>): Promise<string> {
+    await this.#page.keyboard.press(key);
+    await until?.();
+    return this.note(key);
+  }
+
+  async type(text: string): Promise<string> {
+    await this.#page.keyboard.type(text);
+    return this.note(`type "${text}"`);
+  }
 }

@@ -105,18 +105,38 @@ describe('POST /api/auth/login from a known device', () => {
     // Neither the account's budget nor the address's was spent: another browser on the same address gets in.
     const sameAddress = app.client({ remoteAddress: owner.remoteAddress });
     assert.equal((await sameAddress.login(ALICE)).statusCode, 200);
+  });
 
+  it('writes one security event per lock, for a device as for an account and an address, none per refusal', async (t) => {
+    const app = await deviceApp(t, {
+      env: {
+        RATE_LIMIT_LOGIN_ACCOUNT: '2/15m',
+        RATE_LIMIT_LOGIN_IP: '2/15m',
+        RATE_LIMIT_LOGIN_DEVICE: '3/15m',
+      },
+    });
+    await app.database.db.query('DELETE FROM security_events');
+    const owner = await ownersBrowser(app, ALICE);
+    // An employee looping wrong passwords from her own browser: the device's lock, then refusals.
+    for (let i = 0; i < 3; i++) assert.equal((await owner.login(ALICE, WRONG)).statusCode, 401);
+    for (let i = 0; i < 5; i++)
+      assertRefused(await owner.login(ALICE, WRONG), 'LOGIN_RATE_LIMIT', 'login-device');
+    // An attacker from one address: bob's account and the address lock together, then refusals.
+    const attacker = app.client();
+    for (let i = 0; i < 2; i++) assert.equal((await attacker.login(BOB, WRONG)).statusCode, 401);
+    for (let i = 0; i < 5; i++)
+      assertRefused(await attacker.login(BOB, WRONG), 'LOGIN_RATE_LIMIT', 'login-ip');
+    for (let i = 0; i < 5; i++)
+      assertRefused(await app.client().login(BOB), 'LOGIN_RATE_LIMIT', 'login-account');
     await app.app.services.securityEvents.flush();
-    const events = await app.database.db.query<{ type: string; control: string; email: string }>(
-      "SELECT type, control, email FROM security_events WHERE control = 'login-device' ORDER BY id",
+    const events = await app.database.db.query<{ type: string; control: string; who: string }>(
+      'SELECT type, control, coalesce(email, address) AS who FROM security_events ORDER BY id',
     );
-    assert.deepEqual(
-      events.slice(-2).map((e) => [e.type, e.control, e.email]),
-      [
-        ['lock-started', 'login-device', ALICE],
-        ['known-device-refused', 'login-device', ALICE],
-      ],
-    );
+    assert.deepEqual(events.map((e) => [e.type, e.control, e.who]).sort(), [
+      ['lock-started', 'login-account', BOB],
+      ['lock-started', 'login-device', ALICE],
+      ['lock-started', 'login-ip', attacker.remoteAddress],
+    ]);
   });
 
   it('refuses a known device’s 11th failure by default: RATE_LIMIT_LOGIN_DEVICE is 10/15m', async (t) => {
@@ -162,10 +182,11 @@ describe('POST /api/auth/login from a known device', () => {
     assertRefused(await app.client().login(ALICE), 'LOGIN_RATE_LIMIT', 'login-account');
   });
 
-  it('revokes the account’s devices when an admin resets its lock', async (t) => {
-    const app = await deviceApp(t, { env: { RATE_LIMIT_LOGIN_ACCOUNT: '1/15m' } });
+  it('keeps the account’s devices known when an admin resets its lock: the owner’s browser still gets in', async (t) => {
+    const app = await deviceApp(t); // the contract's budgets: ten failures per account
     const owner = await ownersBrowser(app, BOB);
     app.clock.advance(1);
+    await lock(app, BOB, 10); // from elsewhere
     const admin = app.client();
     await admin.login('admin@example.com');
     const reset = await admin.request({
@@ -174,8 +195,10 @@ describe('POST /api/auth/login from a known device', () => {
       payload: { email: 'Bob@Example.com' },
     });
     assert.equal(reset.statusCode, 204);
-    await lock(app, BOB, 1);
-    assertRefused(await owner.login(BOB), 'LOGIN_RATE_LIMIT', 'login-account');
+    // The attacker's next ten guesses lock the account for unknown devices again, and no more.
+    app.clock.advance(1);
+    await lock(app, BOB, 10);
+    assert.equal((await owner.login(BOB)).statusCode, 200, 'the owner’s own browser is still a known device');
   });
 });
 

@@ -135,7 +135,7 @@ describe('POST /api/auth/login under the login-failure limiter', () => {
     assert.equal((await client().login('bob@example.com')).statusCode, 200);
   });
 
-  it('refuses a locked address before reading the body', async (t) => {
+  it('refuses a locked address whatever its body: a malformed one gets the 429, not a 400', async (t) => {
     const { client, close } = await createTestApp({ env: { RATE_LIMIT_LOGIN_IP: '1/15m' } });
     t.after(close);
     const sprayer = client();
@@ -147,5 +147,40 @@ describe('POST /api/auth/login under the login-failure limiter', () => {
       headers: { 'content-type': 'application/json' },
     });
     assertRefused(malformed, 'LOGIN_RATE_LIMIT', 'login-ip');
+  });
+
+  it('answers a 429 with the longest wait among the controls refusing it, and admits a client that waits it', async (t) => {
+    const clock = new ManualClock();
+    const { client, close } = await createTestApp({
+      clock,
+      env: { RATE_LIMIT_LOGIN_ACCOUNT: '2/15m', RATE_LIMIT_LOGIN_IP: '3/15m' },
+    });
+    t.after(close);
+    const ADDRESS = '203.0.113.9';
+    // A browser on that address that signed in to alice before: it holds a device cookie (for alice).
+    const alices = client({ remoteAddress: ADDRESS });
+    assert.equal((await alices.login('alice@example.com')).statusCode, 200);
+    // The address spends its budget first (its window ends at 15 min) ...
+    const sprayer = client({ remoteAddress: ADDRESS });
+    for (const email of ['x@example.com', 'y@example.com', 'z@example.com'])
+      assert.equal((await sprayer.login(email, WRONG)).statusCode, 401);
+    // ... bob's account five minutes later, from elsewhere (its window ends at 20 min).
+    clock.advance(300_000);
+    for (let i = 0; i < 2; i++)
+      assert.equal((await client().login('bob@example.com', WRONG)).statusCode, 401);
+    // Both refuse bob's owner on that address: the account's wait, the longer, is the one reported.
+    const owner = client({ remoteAddress: ADDRESS });
+    const refused = assertRefused(await owner.login('bob@example.com'), 'LOGIN_RATE_LIMIT', 'login-account');
+    assert.equal(refused.retryAfter, 900);
+    // The same from a browser with a device cookie (for another account): checked in the handler.
+    const viaCookie = assertRefused(
+      await alices.login('bob@example.com'),
+      'LOGIN_RATE_LIMIT',
+      'login-account',
+    );
+    assert.equal(viaCookie.retryAfter, 900);
+    // Waiting what it was told, the client is admitted by every control.
+    clock.advance(refused.retryAfter! * 1000);
+    assert.equal((await owner.login('bob@example.com')).statusCode, 200);
   });
 });

@@ -137,12 +137,13 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
     it('creates, finds until expiry, and deletes sessions', async () => {
       const sessions = new SessionsRepository(database.db);
       const now = Date.UTC(2030, 0, 1);
-      await sessions.create('hash-a', 1, new Date(now + HOUR));
-      await sessions.create('hash-b', 4, new Date(now + 2 * HOUR));
+      await sessions.create('hash-a', 1, new Date(now + HOUR), new Date(now - 5));
+      await sessions.create('hash-b', 4, new Date(now + 2 * HOUR), new Date(now));
       const found = await sessions.find('hash-a', new Date(now));
       assert.deepEqual(found, {
         user: { id: 1, email: 'alice@example.com', name: 'Alice Martin', role: 'employee' },
         expiresAt: now + HOUR,
+        signedInAt: now - 5,
       });
       assert.equal(await sessions.find('hash-a', new Date(now + HOUR)), null, 'expired at expiresAt');
       assert.equal(await sessions.find('unknown', new Date(now)), null);
@@ -154,8 +155,8 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
     it('deletes expired sessions only', async () => {
       const sessions = new SessionsRepository(database.db);
       const now = Date.UTC(2030, 0, 1);
-      await sessions.create('old', 1, new Date(now - 1));
-      await sessions.create('new', 1, new Date(now + HOUR));
+      await sessions.create('old', 1, new Date(now - 1), new Date(now - HOUR));
+      await sessions.create('new', 1, new Date(now + HOUR), new Date(now));
       assert.equal(await sessions.deleteExpired(new Date(now)), 1);
       assert.ok(await sessions.find('new', new Date(now)));
     });

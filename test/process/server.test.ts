@@ -166,7 +166,7 @@ describe('src/server.ts', () => {
         .split('\n')
         .filter((line) => line.includes('"request completed"'))
         .map((line) => JSON.parse(line) as Record<string, unknown>);
-    // Lines reach stdout in batches, by the destination's flush timer when traffic is low.
+    // The output is read from a pipe, in chunks: the last lines may still be on their way.
     const deadline = Date.now() + 10_000;
     while (completed().length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     const lines = completed();

@@ -124,6 +124,7 @@ describe('HashGate', () => {
       queued: { known: 0, shared: 0 },
       held: 0,
       checkMs: 0,
+      askedBits: 0,
     });
   });
 
@@ -138,6 +139,7 @@ describe('HashGate', () => {
       queued: { known: MAX_WAITING_PER_ACCOUNT, shared: 0 },
       held: 0,
       checkMs: 50,
+      askedBits: 0,
     });
     assert.equal(gate.expectedWaitMs(), 0, 'the other slot is free: bob’s backlog cannot use it');
     const carol = admitted(gate);

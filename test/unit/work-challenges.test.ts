@@ -23,12 +23,8 @@ function setup(claims?: { claimOnce: () => Promise<boolean> }) {
   const clock = new ManualClock();
   const store = new MemoryStore({ clock, sweepIntervalMs: 0 });
   const refused: WorkRefusal[] = [];
-  const challenges = new WorkChallenges({
-    secret: SECRET,
-    clock,
-    claims: claims ?? store,
-    onRefused: (reason) => refused.push(reason),
-  });
+  const challenges = new WorkChallenges({ secret: SECRET, clock, claims: claims ?? store });
+  challenges.observe((reason) => refused.push(reason));
   return { clock, store, challenges, refused };
 }
 

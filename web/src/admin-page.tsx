@@ -9,6 +9,7 @@ import {
   lockKey,
   subjectOf,
 } from './admin-wording.ts';
+import { useFocusHandOff, whileBusy } from './focus-hand-off.ts';
 import { useDocumentTitle } from './page-title.ts';
 import { VIEW_LABELS } from './portal-view.ts';
 import { useLoadTrouble } from './use-load-trouble.ts';
@@ -26,7 +27,9 @@ interface Props {
 
 export function AdminPage({ client, user, onSignedOut }: Props) {
   const heading = useRef<HTMLHeadingElement>(null);
+  const section = useRef<HTMLElement>(null);
   useEffect(() => heading.current?.focus(), []);
+  useFocusHandOff(section, heading);
   useDocumentTitle(VIEW_LABELS.admin);
   const trouble = useLoadTrouble(onSignedOut);
   const events = useSecurityEvents(client, trouble);
@@ -41,7 +44,7 @@ export function AdminPage({ client, user, onSignedOut }: Props) {
 
   const { pause } = trouble;
   return (
-    <section aria-labelledby="admin-title">
+    <section aria-labelledby="admin-title" ref={section}>
       <h1 id="admin-title" tabIndex={-1} ref={heading}>
         {VIEW_LABELS.admin}
       </h1>
@@ -66,7 +69,7 @@ export function AdminPage({ client, user, onSignedOut }: Props) {
       <section class="panel" aria-labelledby="locks-title">
         <div class="panel-head">
           <h2 id="locks-title">Login locks</h2>
-          <button type="button" class="secondary" onClick={locks.reload} disabled={locks.loading}>
+          <button type="button" class="secondary" {...whileBusy(locks.loading, locks.reload)}>
             Refresh locks
           </button>
         </div>
@@ -75,8 +78,9 @@ export function AdminPage({ client, user, onSignedOut }: Props) {
           attempts. Unlocking an account lets its owner sign in again at once; an address or device lock ends
           by itself.
         </p>
-        <p role="status" id="unlock-status" class="status">
-          {locks.notice}
+        {/* Where an Unlock button, disabled and then gone with its row, hands focus. */}
+        <p role="status" id="unlock-status" class="status" tabIndex={-1}>
+          {locks.unlocking !== null ? `Unlocking ${locks.unlocking}…` : locks.notice}
         </p>
         {locks.error && (
           <p class="banner error" role="alert">
@@ -93,8 +97,10 @@ export function AdminPage({ client, user, onSignedOut }: Props) {
 
       <section class="panel" aria-labelledby="events-title">
         <div class="panel-head">
-          <h2 id="events-title">Recent security events</h2>
-          <button type="button" class="secondary" onClick={events.refresh} disabled={events.loading}>
+          <h2 id="events-title" tabIndex={-1}>
+            Recent security events
+          </h2>
+          <button type="button" class="secondary" {...whileBusy(events.loading, events.refresh)}>
             Refresh events
           </button>
         </div>
@@ -102,7 +108,7 @@ export function AdminPage({ client, user, onSignedOut }: Props) {
         <EventTable events={events.events} busy={events.loading} />
         {events.nextCursor !== null && (
           <div class="pager">
-            <button type="button" onClick={events.older} disabled={events.loading}>
+            <button type="button" data-hand-off="events-title" {...whileBusy(events.loading, events.older)}>
               Show older events
             </button>
           </div>
@@ -179,6 +185,7 @@ function LockTable({ locks, busy, unlocking, onUnlock }: LockTableProps) {
                     type="button"
                     aria-label={`Unlock ${subject.email}`}
                     disabled={unlocking !== null}
+                    data-hand-off="unlock-status"
                     onClick={() => onUnlock(subject.email!)}
                   >
                     {unlocking === subject.email ? 'Unlocking…' : 'Unlock'}

@@ -11,6 +11,9 @@ export const EVENT_LABELS: Readonly<Record<SecurityEventType, string>> = {
   'account-disabled': 'Account disabled (signed out everywhere)',
   'account-enabled': 'Account enabled again',
   'password-set': 'Password set',
+  'passkey-added': 'Passkey added',
+  'passkey-removed': 'Passkey removed',
+  'passkey-counter-refused': 'Passkey refused: its counter went back (a cloned authenticator?)',
 };
 
 /** What a control locks, in words: "Account (too many failed sign-ins)". */
@@ -21,6 +24,7 @@ export const CONTROL_LABELS: Readonly<Record<string, string>> = {
   'login-gate': 'Sign-in load',
   'users-cli': 'Account command line',
   'bootstrap-admin': 'First admin at start',
+  passkey: 'Passkey',
 };
 
 export const controlLabel = (control: string): string => CONTROL_LABELS[control] ?? control;

@@ -1,5 +1,5 @@
 // Reassigning the selection: the assignee picker, the button, the bulk budget, its countdown, the outcome.
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { BulkReassignResult, RateLimitState, User } from '../../src/client/index.ts';
 import { NamedSelect } from './named-select.tsx';
 import { budgetSentence, duration, FAILURE_REASONS } from './wording.ts';
@@ -20,9 +20,18 @@ interface Props {
 export function BulkPanel(props: Props) {
   const { employees, selectedCount, budget, cooldown, busy, outcome, error, note } = props;
   const [assignee, setAssignee] = useState('');
+  const outcomeRegion = useRef<HTMLDivElement>(null);
+  const errorRegion = useRef<HTMLDivElement>(null);
+  const assigneeName = employees.find((e) => String(e.id) === assignee)?.name ?? 'the chosen person';
   const ready = selectedCount > 0 && assignee !== '' && !busy && cooldown === 0;
-  const label =
-    selectedCount === 0 ? 'Reassign' : `Reassign ${selectedCount} task${selectedCount === 1 ? '' : 's'}`;
+  const tasks = `${selectedCount} task${selectedCount === 1 ? '' : 's'}`;
+  const label = selectedCount === 0 ? 'Reassign' : `Reassign ${tasks}`;
+
+  // The button hands focus to the outcome while it is disabled (data-hand-off); a refusal takes it
+  // on to the error, unless the person has moved elsewhere meanwhile.
+  useEffect(() => {
+    if (error !== null && document.activeElement === outcomeRegion.current) errorRegion.current?.focus();
+  }, [error]);
 
   const submit = (event: Event) => {
     event.preventDefault();
@@ -41,7 +50,13 @@ export function BulkPanel(props: Props) {
           value={assignee}
           onChange={setAssignee}
         />
-        <button id="reassign" type="submit" disabled={!ready} aria-describedby="bulk-hint bulk-budget">
+        <button
+          id="reassign"
+          type="submit"
+          disabled={!ready}
+          aria-describedby="bulk-hint bulk-budget"
+          data-hand-off="bulk-outcome"
+        >
           {busy ? 'Reassigning…' : label}
         </button>
       </form>
@@ -50,7 +65,7 @@ export function BulkPanel(props: Props) {
           ? 'Select the tasks to reassign in the table.'
           : assignee === ''
             ? 'Choose who gets the selected tasks.'
-            : `${selectedCount} selected for ${employees.find((e) => String(e.id) === assignee)?.name ?? 'the chosen person'}.`}
+            : `${selectedCount} selected for ${assigneeName}.`}
       </p>
       <p id="bulk-budget">
         {budget ? budgetSentence(budget) : 'Checking how many bulk reassignments you have left…'}
@@ -61,10 +76,15 @@ export function BulkPanel(props: Props) {
           .
         </p>
       )}
-      <div id="bulk-error" role="alert">
+      <div id="bulk-error" role="alert" tabIndex={-1} ref={errorRegion}>
         {error && <p class="error">{error}</p>}
       </div>
-      <div id="bulk-outcome" role="status">
+      <div id="bulk-outcome" role="status" tabIndex={-1} ref={outcomeRegion}>
+        {busy && (
+          <p>
+            Reassigning {tasks} to {assigneeName}…
+          </p>
+        )}
         {note && <p>{note}</p>}
         {outcome && <Outcome outcome={outcome} />}
       </div>

@@ -6,6 +6,7 @@ import { retryDeadline } from './deadline.ts';
 import { fieldErrorProps } from './field-error.ts';
 import { useDocumentTitle } from './page-title.ts';
 import { useCountdown } from './use-countdown.ts';
+import { useProvedWork } from './use-proved-work.ts';
 import { describeError, duration } from './wording.ts';
 
 interface Refusal {
@@ -40,6 +41,7 @@ export function LoginPage({ client, notice, onSignedIn }: Props) {
   const wait = useCountdown(refusal?.until ?? null);
   const heading = useRef<HTMLHeadingElement>(null);
   const passwordInput = useRef<HTMLInputElement>(null);
+  const work = useProvedWork();
   useDocumentTitle('Sign in');
 
   useEffect(() => {
@@ -53,10 +55,12 @@ export function LoginPage({ client, notice, onSignedIn }: Props) {
     setBusy(true);
     setRefusal(null);
     try {
-      const user = await client.login(credentials.email, credentials.password);
+      // Under a flood the client solves the server's challenge in a worker and sends it again (contract §15).
+      const user = await client.login(credentials.email, credentials.password, work);
       onSignedIn(user);
     } catch (error) {
       setBusy(false);
+      work.done();
       const accountOnly = error instanceof ApiError && error.rateLimit?.policy === 'login-account';
       // A busy server checked nothing: the same sign-in is tried again once, when the wait is over.
       const busyServer = isApiError(error, 'LOGIN_BUSY');
@@ -120,6 +124,13 @@ export function LoginPage({ client, notice, onSignedIn }: Props) {
             onInput={(event) => setPassword(event.currentTarget.value)}
           />
         </div>
+        {/* A polite live region, present from the start so that its words are announced when they come. */}
+        <p role="status" id="login-work">
+          {work.solving &&
+            (work.rounds > 1
+              ? 'Still very busy: your browser is making more room for your sign-in.'
+              : 'Sign-in is very busy: your browser is making room for you. Nothing to do, it takes a moment.')}
+        </p>
         <div id="login-error" role="alert">
           {refusal && <p class="error">{refusal.text}</p>}
           {refusal?.until != null &&

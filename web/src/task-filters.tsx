@@ -17,6 +17,7 @@ interface Props {
   readonly employees: readonly User[];
   readonly clients: readonly Client[];
   readonly applied: Filters;
+  /** Paused by a rate limit: the button is disabled. While a page loads it is not: new filters replace that load. */
   readonly disabled: boolean;
   readonly onApply: (filters: Filters) => void;
 }
@@ -32,6 +33,7 @@ export function TaskFilters({ employees, clients, applied, disabled, onApply }: 
 
   const submit = (event: Event) => {
     event.preventDefault();
+    if (disabled) return;
     onApply({
       clientId: toId(client),
       assigneeId: toId(assignee),
@@ -79,7 +81,7 @@ export function TaskFilters({ employees, clients, applied, disabled, onApply }: 
           ))}
         </select>
       </div>
-      <button type="submit" disabled={disabled}>
+      <button type="submit" disabled={disabled} data-hand-off="results-title">
         Apply filters
       </button>
     </form>

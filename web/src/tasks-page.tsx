@@ -2,9 +2,11 @@
 import { useEffect, useRef } from 'preact/hooks';
 import type { ApiClient, Task, User } from '../../src/client/index.ts';
 import { BulkPanel } from './bulk-panel.tsx';
+import { useFocusHandOff, whileBusy } from './focus-hand-off.ts';
 import { useDocumentTitle } from './page-title.ts';
 import { VIEW_LABELS } from './portal-view.ts';
 import { MAX_SELECTED } from './selection.ts';
+import { SkipLinks } from './skip-links.tsx';
 import { type Filters, TaskFilters } from './task-filters.tsx';
 import { TaskTable } from './task-table.tsx';
 import { useBulkBudget } from './use-bulk-budget.ts';
@@ -13,7 +15,7 @@ import { useNamedList } from './use-named-list.ts';
 import { useReassignment } from './use-reassignment.ts';
 import { useSelection } from './use-selection.ts';
 import { useTaskPages } from './use-task-pages.ts';
-import { duration } from './wording.ts';
+import { duration, resultsSentence } from './wording.ts';
 
 interface Props {
   readonly client: ApiClient;
@@ -24,9 +26,17 @@ interface Props {
 
 const FIRST_FILTERS: Filters = { limit: 50 };
 
+/** Past the filters and the checkboxes: to the task list's heading, and to the pager. */
+const SKIPS = [
+  { target: 'results-title', label: 'Skip to the task list' },
+  { target: 'pager', label: 'Skip to the pages' },
+];
+
 export function TasksPage({ client, user, onSignedOut }: Props) {
   const heading = useRef<HTMLHeadingElement>(null);
+  const section = useRef<HTMLElement>(null);
   useEffect(() => heading.current?.focus(), []);
+  useFocusHandOff(section, heading);
   useDocumentTitle(VIEW_LABELS.tasks);
   // In this order, the page's first requests are the budget, the employees, the clients, then the tasks.
   const bulkBudget = useBulkBudget(client);
@@ -55,13 +65,16 @@ export function TasksPage({ client, user, onSignedOut }: Props) {
   };
 
   const { pause } = trouble;
-  const blocked = pages.loading || pause !== null;
+  // Paused by a rate limit, the controls that load are disabled; while a page loads they only wait
+  // (aria-disabled), so that focus stays on the one just pressed.
+  const paused = pause !== null;
   return (
-    <section aria-labelledby="tasks-title">
+    <section aria-labelledby="tasks-title" ref={section}>
       <h1 id="tasks-title" tabIndex={-1} ref={heading}>
         {VIEW_LABELS.tasks}
       </h1>
       <p class="hint">Signed in as {user.email}.</p>
+      <SkipLinks links={SKIPS} />
       {pause && (
         <div class="banner warning" role="alert">
           <p>{pause.text}</p>
@@ -80,7 +93,7 @@ export function TasksPage({ client, user, onSignedOut }: Props) {
         employees={employees}
         clients={clients}
         applied={pages.filters}
-        disabled={blocked}
+        disabled={paused}
         onApply={applyFilters}
       />
       <BulkPanel
@@ -101,10 +114,21 @@ export function TasksPage({ client, user, onSignedOut }: Props) {
         {selection.note && <span class="note"> {selection.note}</span>}
       </div>
       {selection.selected.size > 0 && (
-        <button type="button" class="secondary" onClick={selection.clear}>
+        <button
+          type="button"
+          class="secondary"
+          onClick={selection.clear}
+          data-hand-off="select-page results-title"
+        >
           Clear selection
         </button>
       )}
+      <h2 id="results-title" tabIndex={-1}>
+        Task list
+      </h2>
+      <p id="results-status" role="status" class="hint">
+        {resultsSentence(pages.tasks.length, pages.pageNumber, pages.loading)}
+      </p>
       <TaskTable
         tasks={pages.tasks}
         names={names}
@@ -114,12 +138,24 @@ export function TasksPage({ client, user, onSignedOut }: Props) {
         onToggle={toggle}
         onToggleAll={() => selection.togglePage(pages.tasks.map((task) => task.id))}
       />
-      <nav class="pager" aria-label="Pages">
-        <button type="button" disabled={blocked || pages.pageNumber === 1} onClick={pages.previous}>
+      <nav class="pager" id="pager" aria-label="Pages" tabIndex={-1}>
+        <button
+          type="button"
+          id="previous-page"
+          disabled={paused || pages.pageNumber === 1}
+          data-hand-off="next-page results-title"
+          {...whileBusy(pages.loading, pages.previous)}
+        >
           Previous page
         </button>
-        <span aria-live="polite">Page {pages.pageNumber}</span>
-        <button type="button" disabled={blocked || !pages.hasNext} onClick={pages.next}>
+        <span>Page {pages.pageNumber}</span>
+        <button
+          type="button"
+          id="next-page"
+          disabled={paused || !pages.hasNext}
+          data-hand-off="previous-page results-title"
+          {...whileBusy(pages.loading, pages.next)}
+        >
           Next page
         </button>
       </nav>

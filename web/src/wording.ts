@@ -39,6 +39,11 @@ export function budgetSentence(budget: {
   return `${count} bulk ${noun} left${window}.`;
 }
 
+/** What the task list's status line says: "50 tasks on page 2." or that it is loading. */
+export function resultsSentence(count: number, page: number, loading: boolean): string {
+  return loading ? `Loading page ${page}…` : `${plural(count, 'task')} on page ${page}.`;
+}
+
 /** A label for every task status, and only for those: the type fails when the client's list changes. */
 export const STATUS_LABELS = {
   open: 'Open',

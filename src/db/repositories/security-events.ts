@@ -45,6 +45,9 @@ interface SecurityEventRow {
 
 const COLUMNS = 'id, at, type, control, email, address, instance, actor_id';
 
+/** Events one purge statement deletes at most: tens of milliseconds, far below the statement timeout. */
+export const PURGE_BATCH = 5000;
+
 const toEvent = (row: SecurityEventRow): StoredSecurityEvent => ({
   id: Number(row.id),
   at: new Date(row.at).toISOString(),
@@ -99,13 +102,26 @@ export class SecurityEventsRepository {
     return rows.map(toEvent);
   }
 
-  /** Deletes every event older than `cutoffMs`; answers how many went. */
-  async deleteBefore(cutoffMs: number): Promise<number> {
-    const rows = await this.db.query<{ count: string | number }>(
-      `WITH gone AS (DELETE FROM security_events WHERE at < to_timestamp($1 / 1000.0) RETURNING 1)
-       SELECT count(*) AS count FROM gone`,
-      [cutoffMs],
-    );
-    return Number(rows[0]?.count ?? 0);
+  /**
+   * Deletes every event older than `cutoffMs`, `batch` rows per statement (oldest first, by the
+   * time index), until a statement finds fewer; answers how many went. One DELETE of a large
+   * backlog could outlast the statement timeout for ever, each cancelled try undoing its work; a
+   * batch takes milliseconds, so any backlog goes, and other queries run between the batches.
+   */
+  async deleteBefore(cutoffMs: number, batch = PURGE_BATCH): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const rows = await this.db.query<{ count: string | number }>(
+        `WITH gone AS (
+           DELETE FROM security_events WHERE id IN (
+             SELECT id FROM security_events WHERE at < to_timestamp($1 / 1000.0) ORDER BY at, id LIMIT $2
+           ) RETURNING 1)
+         SELECT count(*) AS count FROM gone`,
+        [cutoffMs, batch],
+      );
+      const deleted = Number(rows[0]?.count ?? 0);
+      total += deleted;
+      if (deleted < batch) return total;
+    }
   }
 }

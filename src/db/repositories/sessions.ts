@@ -5,6 +5,8 @@ import { maySignInSql, type User } from './users.ts';
 export interface SessionRecord {
   user: User;
   expiresAt: number;
+  /** When the session signed in (epoch ms), or null for a session made before that was recorded. */
+  signedInAt: number | null;
 }
 
 export class SessionsRepository {
@@ -14,12 +16,11 @@ export class SessionsRepository {
     this.db = db;
   }
 
-  async create(idHash: string, userId: number, expiresAt: Date): Promise<void> {
-    await this.db.query('INSERT INTO sessions (id_hash, user_id, expires_at) VALUES ($1, $2, $3)', [
-      idHash,
-      userId,
-      expiresAt.toISOString(),
-    ]);
+  async create(idHash: string, userId: number, expiresAt: Date, signedInAt: Date): Promise<void> {
+    await this.db.query(
+      'INSERT INTO sessions (id_hash, user_id, expires_at, signed_in_at) VALUES ($1, $2, $3, $4)',
+      [idHash, userId, expiresAt.toISOString(), signedInAt.toISOString()],
+    );
   }
 
   /**
@@ -28,15 +29,21 @@ export class SessionsRepository {
    * created meanwhile is refused here).
    */
   async find(idHash: string, now: Date): Promise<SessionRecord | null> {
-    const [row] = await this.db.query<User & { expires_at: Date | string }>(
-      `SELECT u.id, u.email, u.name, u.role, s.expires_at
+    const [row] = await this.db.query<
+      User & { expires_at: Date | string; signed_in_at: Date | string | null }
+    >(
+      `SELECT u.id, u.email, u.name, u.role, s.expires_at, s.signed_in_at
          FROM sessions s JOIN users u ON u.id = s.user_id
         WHERE s.id_hash = $1 AND s.expires_at > $2 AND ${maySignInSql('u')}`,
       [idHash, now.toISOString()],
     );
     if (!row) return null;
-    const { expires_at, ...user } = row;
-    return { user, expiresAt: new Date(expires_at).getTime() };
+    const { expires_at, signed_in_at, ...user } = row;
+    return {
+      user,
+      expiresAt: new Date(expires_at).getTime(),
+      signedInAt: signed_in_at === null ? null : new Date(signed_in_at).getTime(),
+    };
   }
 
   async delete(idHash: string): Promise<void> {

@@ -6,6 +6,12 @@ export type Role = 'employee' | 'admin';
 
 export const ROLES: readonly Role[] = ['employee', 'admin'];
 
+/** How many accounts' hashes were made at one cost (`parameters`: the hash without its salt and key). */
+export interface StoredHashCount {
+  readonly parameters: string;
+  readonly accounts: number;
+}
+
 export interface User {
   id: number;
   email: string;
@@ -97,14 +103,13 @@ export class UsersRepository {
     return epochMs(rows[0]!.devices_valid_after);
   }
 
-  /** Revokes every device cookie of the account `email` names that was issued at or before `at`. */
-  async revokeDevices(email: string, at: number): Promise<void> {
-    const row = await this.findRow(email);
-    if (row)
-      await this.db.query('UPDATE users SET devices_valid_after = $2 WHERE id = $1', [
-        row.id,
-        new Date(at).toISOString(),
-      ]);
+  /** How many accounts' hashes were made at each cost (the hash without its salt and key). */
+  async hashParameterCounts(): Promise<StoredHashCount[]> {
+    const rows = await this.db.query<{ parameters: string; accounts: string | number }>(
+      String.raw`SELECT regexp_replace(password_hash, '\$[^$]*\$[^$]*$', '') AS parameters, count(*) AS accounts
+         FROM users GROUP BY 1 ORDER BY 1`,
+    );
+    return rows.map((row) => ({ parameters: row.parameters, accounts: Number(row.accounts) }));
   }
 
   private async findRow(email: string) {

@@ -52,14 +52,18 @@ export function registerLoginGateMetrics(registry: Registry, gate: HashGate): ()
   });
   const sheds = new Counter({
     name: 'login_gate_shed_total',
-    help: 'Login attempts answered 503 LOGIN_BUSY before any hash: on arrival (expected-wait) or after waiting too long (deadline).',
+    help: 'Login attempts answered 503 LOGIN_BUSY before any hash: on arrival (expected-wait), after waiting too long (deadline), or pushed out by more proved work (displaced).',
     labelNames: ['reason'] as const,
     registers: [registry],
   });
   // Labelled children made once: the observer runs per attempt.
   const waitOf = { known: waits.labels('known'), shared: waits.labels('shared') };
   const checksOf = { known: checks.labels('known'), shared: checks.labels('shared') };
-  const shedOf = { 'expected-wait': sheds.labels('expected-wait'), deadline: sheds.labels('deadline') };
+  const shedOf = {
+    'expected-wait': sheds.labels('expected-wait'),
+    deadline: sheds.labels('deadline'),
+    displaced: sheds.labels('displaced'),
+  };
   return gate.observe({
     granted: (lane, waitMs) => waitOf[lane].observe(waitMs / 1000),
     checked: (lane) => checksOf[lane].inc(),

@@ -3,11 +3,13 @@
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { HashGate } from '../../auth/hash-gate.ts';
+import type { WorkChallenges } from '../../auth/work-challenges.ts';
 import { type ShadowRefusalEvent, shadowRefusalChannel } from '../../rate-limit/engine.ts';
 import type { StoreStack } from '../../rate-limit/stores/create-store.ts';
 import { observeStore } from '../../rate-limit/stores/store-events.ts';
 import { registerDatabaseMetrics } from './database-outage.ts';
 import { registerLoginGateMetrics } from './login-gate-metrics.ts';
+import { registerProvedWorkMetrics } from './proved-work-metrics.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -27,6 +29,8 @@ export interface MetricsPluginOptions {
   readonly stack: StoreStack;
   /** The login hashing gate, whose queues, waits, checks and sheds are series of their own. */
   readonly loginGate: HashGate;
+  /** Proved work's challenges, whose refused solutions are counted (contract §15). */
+  readonly workChallenges: WorkChallenges;
 }
 
 // From a memory decision (microseconds) to a Redis one that ran into the command timeout.
@@ -35,7 +39,7 @@ const DECISION_BUCKETS = [
 ];
 
 export const metricsPlugin = fp<MetricsPluginOptions>(
-  async (app, { stack, loginGate }) => {
+  async (app, { stack, loginGate, workChallenges }) => {
     // One registry per app: tests build many apps in one process, and their series must not mix.
     // No default process metrics: prom-client's collectors install observers that are never removed.
     const registry = new Registry();
@@ -79,7 +83,11 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
     const storeLabels = { store: stack.backend.name, failure_mode: stack.backend.failureMode };
     degraded.set(storeLabels, 0);
     const stopGateMetrics = registerLoginGateMetrics(registry, loginGate);
-    app.addHook('onClose', async () => stopGateMetrics());
+    const stopWorkMetrics = registerProvedWorkMetrics(registry, loginGate, workChallenges);
+    app.addHook('onClose', async () => {
+      stopGateMetrics();
+      stopWorkMetrics();
+    });
     registerDatabaseMetrics(registry, app.databaseOutage);
 
     // Listening from start to close only: the store publishes nothing while nobody listens.

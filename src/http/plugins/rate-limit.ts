@@ -4,8 +4,8 @@ import fp from 'fastify-plugin';
 import { normaliseEmail } from '../../email.ts';
 import { type ErrorCode, errorBody } from '../../errors.ts';
 import { addressKey } from '../../rate-limit/client-ip.ts';
-import { type RateLimitEngine, resetSeconds, type Verdict } from '../../rate-limit/engine.ts';
-import { LoginFlow } from '../../rate-limit/login-flow.ts';
+import { type RateLimitEngine, resetSeconds, then, type Verdict } from '../../rate-limit/engine.ts';
+import { LoginFlow, longestRefusal } from '../../rate-limit/login-flow.ts';
 import {
   type Caller,
   keyFor,
@@ -29,13 +29,19 @@ declare module 'fastify' {
     readonly caller: Caller;
     /** The code of the 429 this request was refused with, if it was. */
     rateLimitRefusal: ErrorCode | null;
+    /**
+     * A login whose address is locked: its 429 waits for the body, so that it can also cover the
+     * account's lock (contract §8), and is answered first thing after it, or instead of any error
+     * the body raises (`answerPendingLoginRefusal`).
+     */
+    pendingLoginRefusal: Verdict | null;
   }
 }
 
 export interface RateLimitPluginOptions {
   readonly engine: RateLimitEngine;
   readonly ipv6Prefix: number;
-  /** Where the login flow reports locks that start and refused known devices. */
+  /** Where the login flow reports the locks that start (one event per lock). */
   readonly events: SecurityEventSink;
   /**
    * Whether a login request may be a known-device attempt (it carries a device cookie whose
@@ -92,6 +98,33 @@ function verdictHook(decide: Decide) {
   };
 }
 
+/**
+ * The login's look at its address, before the body: a refusal is kept for the account's look
+ * (nothing else runs before it but the body's reading, up to the body limit).
+ */
+function addressLockHook(decide: Decide) {
+  return (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void => {
+    const keep = (verdict: Verdict | null) => {
+      if (verdict?.refused) request.pendingLoginRefusal = verdict;
+      done();
+    };
+    const outcome = decide(request);
+    if (outcome instanceof Promise) outcome.then(keep, done);
+    else keep(outcome);
+  };
+}
+
+/**
+ * Answers a login's pending address refusal in place of an error its body raised (too large, not
+ * JSON): the rate limiter's answer comes first (contract §3). False when there is none.
+ */
+export function answerPendingLoginRefusal(request: FastifyRequest, reply: FastifyReply): boolean {
+  const verdict = request.pendingLoginRefusal;
+  if (!verdict) return false;
+  sendRefusal(reply, verdict);
+  return true;
+}
+
 function apply(verdict: Verdict | null, reply: FastifyReply, done: HookHandlerDoneFunction): void {
   // Refused: answered here, and the hooks after this one (body, CSRF, access, validation) never run.
   if (verdict?.refused) {
@@ -117,16 +150,22 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
       },
     });
     app.decorateRequest('rateLimitRefusal', null);
+    app.decorateRequest('pendingLoginRefusal', null);
 
     /** What a plan decides for a request before its body is read; null for an exempt plan. */
     const decideFor = (plan: RoutePlan, flow: LoginFlow | null): Decide | null => {
       switch (plan.kind) {
         case 'exempt':
           return null;
-        case 'login':
-          // The address's lock; the account's needs the body (below).
+        case 'login': {
+          // The address's lock; the account's needs the body (below). A plan without known-device
+          // controls (the passkey sign-in) looks at it whatever cookie comes.
+          const knownDevices = plan.knownDevice.length > 0;
           return (request) =>
-            options.mayBeKnownDevice(request) ? null : flow!.lockedBefore(request.caller, 'ip');
+            knownDevices && options.mayBeKnownDevice(request)
+              ? null
+              : flow!.lockedBefore(request.caller, 'ip');
+        }
         case 'controls': {
           // Policy routes list one control each; a route with several would consume them in order.
           const { control } = engine.controls[plan.controls[0]!];
@@ -156,13 +195,20 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
         route.config = { ...route.config, loginFlow: flow };
         // The account's lock needs the submitted email, so it is looked at once the body is
         // parsed, first among the route's preValidation hooks: before CSRF and field validation.
+        // A locked address's refusal waited for it: the 429 is whichever of the two ends last.
         const lockedAccount = flow;
         const accountLock = verdictHook((request) => {
+          const address = request.pendingLoginRefusal;
           const email = (request.body as { email?: unknown } | undefined)?.email;
-          if (typeof email !== 'string' || options.mayBeKnownDevice(request)) return null;
-          return lockedAccount.lockedBefore(request.caller, 'account', email);
+          if (typeof email !== 'string' || options.mayBeKnownDevice(request)) return address;
+          return then(lockedAccount.lockedBefore(request.caller, 'account', email), (account) =>
+            longestRefusal(address, account),
+          );
         });
         route.preValidation = [accountLock, ...[route.preValidation ?? []].flat()];
+        const addressLook = decideFor(plan, flow)!;
+        route.onRequest = [...[route.onRequest ?? []].flat(), addressLockHook(addressLook)];
+        return;
       }
       const decide = decideFor(plan, flow);
       if (decide) route.onRequest = [...[route.onRequest ?? []].flat(), verdictHook(decide)];

@@ -12,6 +12,8 @@ declare module 'fastify' {
     user: User | null;
     /** The id the CSRF token of a signed-in caller is bound to. */
     sessionId: string | null;
+    /** When the caller's session signed in (epoch ms), for what asks for a recent sign-in; null if unknown. */
+    signedInAt: number | null;
   }
 }
 
@@ -19,12 +21,14 @@ function signIn(request: FastifyRequest, session: ResolvedSession | null): void 
   if (!session) return;
   request.user = session.user;
   request.sessionId = session.sessionId;
+  request.signedInAt = session.signedInAt;
 }
 
 export const sessionPlugin = fp<{ sessions: SessionService }>(
   async (app, { sessions }) => {
     app.decorateRequest('user', null);
     app.decorateRequest('sessionId', null);
+    app.decorateRequest('signedInAt', null);
     // An onRequest hook, after @fastify/cookie's: the rate limiter's hook, which keys by user, comes
     // after it. A session served from the cache resolves without waiting.
     app.addHook('onRequest', (request, _reply, done) => {

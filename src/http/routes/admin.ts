@@ -27,7 +27,7 @@ const lockSchema = {
 } as const;
 
 export async function adminRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
-  const { rateLimit, users, securityEvents, clock } = services;
+  const { rateLimit, securityEvents } = services;
 
   app.get('/api/admin/login-locks', {
     config: { access: 'admin' },
@@ -54,7 +54,7 @@ export async function adminRoutes(app: FastifyInstance, { services }: { services
     config: { access: 'admin' },
     schema: {
       tags: ['rate limits'],
-      summary: "Clear an account's login-failure counter and revoke its known devices (admins only)",
+      summary: "Clear an account's login-failure counter; its known devices stay known (admins only)",
       body: {
         type: 'object',
         required: ['email'],
@@ -65,8 +65,9 @@ export async function adminRoutes(app: FastifyInstance, { services }: { services
     },
     handler: async (request, reply) => {
       const { email } = request.body;
-      // Devices first: once the counter is clear, no device cookie issued before now is known.
-      await users.revokeDevices(email, clock.now());
+      // The counters only: the account's known devices stay known. Revoking them would hand the
+      // attacker whose guesses locked the account the owner's own browser: ten more guesses after
+      // the reset would lock the owner out everywhere (contract §8).
       await rateLimit.resetAccount(email);
       const by = request.user!.id;
       securityEvents.record({

@@ -1,16 +1,19 @@
 // CSRF bootstrap, login, logout and the current user (contract §3).
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { DEVICE_COOKIE, DEVICE_COOKIE_PATH, DeviceCookies } from '../../auth/devices.ts';
-import { SHARED } from '../../auth/hash-gate.ts';
+import { DEVICE_COOKIE, DeviceCookies } from '../../auth/devices.ts';
+import type { GatePlace } from '../../auth/hash-gate.ts';
+import type { WorkSolution } from '../../auth/work-challenges.ts';
 import { accountMaySignIn } from '../../db/repositories/users.ts';
+import { normaliseEmail } from '../../email.ts';
 import { ApiError, errorBody } from '../../errors.ts';
-import { servedOverHttps } from '../origin.ts';
 import { CSRF_COOKIE, cookieOptions } from '../plugins/csrf.ts';
 import { sendRefusal } from '../plugins/rate-limit.ts';
 import { SESSION_COOKIE } from '../plugins/session.ts';
+import { workSolutionSchema } from '../proved-work-schemas.ts';
 import { setCookieHeader } from '../route-answers.ts';
 import { errorResponses, ref } from '../schemas.ts';
 import type { Services } from '../services.ts';
+import { signedInResponse, signIn } from '../sign-in.ts';
 
 const csrfTokenResponse = {
   type: 'object',
@@ -19,7 +22,7 @@ const csrfTokenResponse = {
 } as const;
 
 export async function authRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
-  const { users, sessions, passwords, devices, loginGate } = services;
+  const { users, sessions, passwords, devices, loginGate, workChallenges } = services;
 
   app.get('/api/csrf-token', {
     schema: {
@@ -40,7 +43,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
     handler: async (request, reply) => ({ csrfToken: app.csrf.issue(request, reply) }),
   });
 
-  app.post<{ Body: { email: string; password: string } }>('/api/auth/login', {
+  app.post<{ Body: { email: string; password: string; work?: WorkSolution } }>('/api/auth/login', {
     schema: {
       tags: ['auth'],
       summary: 'Sign in; rotates the session and the CSRF token',
@@ -51,26 +54,16 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
         properties: {
           email: { type: 'string', minLength: 1, maxLength: 254 },
           password: { type: 'string', minLength: 1, maxLength: 1024 },
+          work: workSolutionSchema,
         },
       },
       response: {
-        200: {
-          type: 'object',
-          required: ['user', 'csrfToken'],
-          properties: { user: ref('User'), csrfToken: { type: 'string' } },
-          headers: {
-            'Set-Cookie': setCookieHeader(
-              `Two cookies: ${SESSION_COOKIE}, the new session (HttpOnly, SameSite=Lax, Path=/), and ${DEVICE_COOKIE}, ` +
-                'which makes this client a known device of the account for later logins (HttpOnly, SameSite=Strict, Path=/api/auth).',
-              true,
-            ),
-          },
-        },
+        200: signedInResponse,
         ...errorResponses('INVALID_CREDENTIALS', 'LOGIN_BUSY'),
       },
     },
     handler: async (request, reply) => {
-      const { email, password } = request.body;
+      const { email, password, work } = request.body;
       // A known device: a valid cookie issued to the account this email names, after its last
       // revocation. Without a valid cookie the attempt is in the shared lane whatever the account,
       // so the gate decides its shed before the account is looked up: never by its existence.
@@ -79,15 +72,22 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
       const known =
         credentials != null &&
         DeviceCookies.knownFor(claim, credentials.user.id, credentials.devicesValidAfter);
-      const admission = loginGate.enter(
-        known ? { lane: 'known', account: String(credentials!.user.id) } : SHARED,
-      );
+      // The shared lane orders by proved work (contract §15): one HMAC, one hash and, for a solution
+      // that proves something, one claim in the store; never a failure, whatever was sent.
+      const place: GatePlace = known
+        ? { lane: 'known', account: String(credentials!.user.id) }
+        : { lane: 'shared', work: await workChallenges.prove(email, work) };
       // Shed: no place in the queue and no hash, but the 503 waits out the bound (see HashGate.hold).
-      if (admission.shed) return sendLoginBusy(reply, await loginGate.hold());
+      const admission = loginGate.enter(place);
+      if (admission.shed) return busy(reply, email, await loginGate.hold());
       // The login plan's flow, which the rate-limit plugin gives this route when it is registered.
       const flow = request.routeOptions.config.loginFlow!;
-      // The account has as many known-device attempts waiting as it may: refused before any check or count.
-      if (admission.ticket === null) return sendRefusal(reply, flow.backlogFull(admission.retryAfter));
+      // The account has as many known-device attempts waiting as it may: refused before any check or
+      // count, the answer held like a shed's so that an insider's loop of them costs nothing.
+      if (admission.ticket === null) {
+        await loginGate.hold();
+        return sendRefusal(reply, flow.backlogFull(admission.retryAfter));
+      }
       const { ticket } = admission;
       try {
         credentials ??= await users.findCredentials(email);
@@ -97,9 +97,11 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
         if (turn.shed) {
           // It waited its bound without a check: not a failure, so whatever it reserved goes back.
           await attempt.release();
-          return sendLoginBusy(reply, turn.retryAfter);
+          return busy(reply, email, turn.retryAfter);
         }
-        const matches = await ticket.run(() => passwords.check(password, credentials?.passwordHash ?? null));
+        const matches = await ticket.run(() =>
+          passwords.check(password, credentials?.passwordHash ?? null, normaliseEmail(email)),
+        );
         // A disabled account is refused after the same check, and counted as the same failure: its
         // answer tells nothing a wrong password would not.
         const ok = matches && credentials != null && accountMaySignIn(credentials);
@@ -113,24 +115,22 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
         await attempt.settle(ok);
         if (!ok || !credentials) throw new ApiError('INVALID_CREDENTIALS');
         if (rehashed !== null) await users.updatePasswordHash(credentials.user.id, rehashed);
-        // A new session id at every login: a session id planted before login is worthless after it.
-        const previous = request.cookies[SESSION_COOKIE];
-        if (previous) await sessions.destroy(previous);
-        const session = await sessions.create(credentials.user.id);
-        reply.setCookie(SESSION_COOKIE, session.cookie, {
-          ...cookieOptions(request, services.config),
-          maxAge: session.maxAgeSeconds,
-        });
-        setDeviceCookie(reply, devices.issue(credentials.user.id).value, {
-          maxAge: devices.maxAgeSeconds,
-          secure: servedOverHttps(request, services.config),
-        });
-        return { user: credentials.user, csrfToken: app.csrf.forSession(session.sessionId) };
+        return await signIn(app, services, request, reply, credentials.user);
       } finally {
         ticket.close();
       }
     },
   });
+
+  /** LOGIN_BUSY for a shared-lane attempt: under pressure with a challenge for its email (contract §15). */
+  const busy = (reply: FastifyReply, email: string, retryAfter: number): FastifyReply => {
+    const bits = loginGate.askedBits();
+    return sendLoginBusy(
+      reply,
+      retryAfter,
+      bits > 0 ? { challenge: workChallenges.issue(email), bits } : null,
+    );
+  };
 
   app.post('/api/auth/logout', {
     config: { access: 'user' },
@@ -170,24 +170,13 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
  * 503 LOGIN_BUSY (contract §11): the gate turned the attempt away before any hash. Answered here,
  * not thrown: under a flood these are most answers, and none of them is a server error to log.
  */
-function sendLoginBusy(reply: FastifyReply, retryAfter: number): FastifyReply {
+function sendLoginBusy(
+  reply: FastifyReply,
+  retryAfter: number,
+  work: { challenge: string; bits: number } | null,
+): FastifyReply {
   return reply
     .code(503)
     .headers({ 'retry-after': retryAfter, 'cache-control': 'no-store' })
-    .send(errorBody('LOGIN_BUSY', { retryAfter }));
-}
-
-/** A fresh device cookie at every successful login (contract §8): only /api/auth ever receives it. */
-function setDeviceCookie(
-  reply: FastifyReply,
-  value: string,
-  { maxAge, secure }: { maxAge: number; secure: boolean },
-): void {
-  reply.setCookie(DEVICE_COOKIE, value, {
-    path: DEVICE_COOKIE_PATH,
-    httpOnly: true,
-    sameSite: 'strict',
-    secure,
-    maxAge,
-  });
+    .send(errorBody('LOGIN_BUSY', work ? { retryAfter, work } : { retryAfter }));
 }

@@ -1,0 +1,72 @@
+// axe-core over every view of the portal in Chromium, at 1280 and 375 px: any WCAG 2.0–2.2 A/AA or best-practice violation fails.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import type { Page } from 'playwright-core';
+import { ApiClient, MemoryCookieJar } from '../../src/client/index.ts';
+import { ensurePortalBuilt } from '../../web/build.ts';
+import { DEMO_PASSWORD } from '../helpers/app.ts';
+import { axeViolations } from '../helpers/axe.ts';
+import { CHROMIUM, openBrowser, skipWithoutChromium, startPortal, submitLogin } from '../helpers/browser.ts';
+import { closeTestDatabases } from '../helpers/database.ts';
+
+const WIDTHS = [
+  { width: 1280, height: 800 },
+  { width: 375, height: 800 },
+];
+
+/** Fails with every violation listed, naming the view and the width; waits for every list to settle first. */
+async function assertNoViolations(page: Page, view: string): Promise<void> {
+  // A list that is loading is dimmed on purpose; what is checked is the page at rest.
+  await page.waitForFunction(() => document.querySelector('[aria-busy="true"]') === null);
+  const width = page.viewportSize()?.width;
+  assert.deepEqual(await axeViolations(page), [], `axe finds no violation on ${view} at ${width} px`);
+}
+
+describe('axe over every view', { skip: skipWithoutChromium() }, () => {
+  before(async () => {
+    assert.ok(existsSync(CHROMIUM), `Chromium is required (REQUIRE_SERVICES=1) but missing at ${CHROMIUM}`);
+    await ensurePortalBuilt({ quiet: true });
+  });
+  after(closeTestDatabases);
+
+  for (const viewport of WIDTHS) {
+    it(`finds nothing on Sign in, Tasks (a client filter and a selection) and Admin at ${viewport.width} px`, {
+      timeout: 90_000,
+    }, async (t) => {
+      // Carol locked out, so that the Admin page shows a lock and its security event.
+      const base = await startPortal(t, { RATE_LIMIT_LOGIN_ACCOUNT: '3/15m' });
+      for (let attempt = 0; attempt < 3; attempt++)
+        await new ApiClient({ baseUrl: base, cookieJar: new MemoryCookieJar() })
+          .login('carol@example.com', 'not-the-password')
+          .catch(() => {});
+      const page = await openBrowser(t, viewport);
+      await page.goto(`${base}/`);
+      await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+      await assertNoViolations(page, 'Sign in');
+      // A refused sign-in: the fields marked invalid, the message shown.
+      await submitLogin(page, 'admin@example.com', 'not-the-password');
+      await page.locator('#login-error', { hasText: 'not correct' }).waitFor();
+      await assertNoViolations(page, 'Sign in, refused');
+
+      await page.getByLabel('Password').fill(DEMO_PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.locator('tr[data-task-id="1"]').waitFor();
+      await page.getByLabel('Client', { exact: true }).selectOption({ label: 'Globex Corporation' });
+      await page.getByRole('button', { name: 'Apply filters' }).click();
+      await page.locator('tr[data-task-id="1"]').waitFor({ state: 'detached' });
+      for (const id of [2, 5, 8])
+        await page.getByRole('checkbox', { name: new RegExp(`^Select task ${id}:`) }).check();
+      await page.getByLabel('New assignee').selectOption({ label: 'Bob Nguyen' });
+      await assertNoViolations(page, 'Tasks');
+      await page.getByRole('button', { name: 'Reassign 3 tasks' }).click();
+      await page.locator('#bulk-outcome', { hasText: '3 succeeded' }).waitFor();
+      await assertNoViolations(page, 'Tasks, after a reassignment');
+
+      await page.getByRole('link', { name: 'Admin' }).click();
+      await page.locator('#login-locks tr', { hasText: 'carol@example.com' }).waitFor();
+      await page.locator('#security-events tr[data-event-type="lock-started"]').first().waitFor();
+      await assertNoViolations(page, 'Admin');
+    });
+  }
+});

@@ -114,6 +114,14 @@ describe('GET /docs/json', () => {
       // Beyond contract §2's table: the admin page's view of the login gate (contract §11, docs/operations.md).
       'GET /api/admin/login-pressure',
       'GET /api/admin/security-events',
+      'POST /api/auth/passkey/options',
+      'POST /api/auth/passkey/login',
+      'GET /api/auth/passkeys',
+      'POST /api/auth/passkeys/registration-options',
+      'POST /api/auth/passkeys',
+      // Beyond contract §2's table: naming a passkey (contract §14).
+      'PATCH /api/auth/passkeys/{id}',
+      'DELETE /api/auth/passkeys/{id}',
     ];
     for (const route of contract) assert.ok(routes.includes(route), `${route} is documented`);
     assert.deepEqual(routes.filter((route) => route.includes(' /api')).sort(), [...contract].sort());

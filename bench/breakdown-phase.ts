@@ -40,6 +40,8 @@ export interface BreakdownRow {
   readonly allocatedBytes: number;
   /** Collections per 1000 requests and their cost per request (µs), by V8's kind. */
   readonly collections: Record<string, { per1000: number; microsPerRequest: number }>;
+  /** Heap bytes left after the window's last full collection (0: none ran). */
+  readonly liveAfterFullGc: number;
   /** CPU time per request in the allocation window: context only, it moves with the machine's load. */
   readonly cpuMicros: number;
   readonly failures: number;
@@ -131,6 +133,7 @@ async function breakDown(
       allocatedBytes: window.allocatedBytes / sent,
       collections,
       cpuMicros: window.cpuMicros / sent,
+      liveAfterFullGc: window.liveAfterFullGc ?? 0,
       failures,
     };
     log(`breakdown: ${target.name}: ${JSON.stringify(row)}`);
@@ -193,7 +196,7 @@ export function parseStraceSummary(text: string): Record<string, number> {
 const WRITES = ['write', 'writev', 'pwrite64', 'sendto', 'sendmsg'];
 const READS = ['read', 'readv', 'recvfrom', 'recvmsg'];
 
-function breakdownTable(rows: readonly BreakdownRow[]): string {
+export function breakdownTable(rows: readonly BreakdownRow[]): string {
   const sum = (calls: Record<string, number>, names?: readonly string[]) =>
     Object.entries(calls)
       .filter(([name]) => !names || names.includes(name))

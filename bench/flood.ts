@@ -20,6 +20,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/helpers/redis-server.ts';
+import { FLOOD_COMPANIONS } from './flood-companions.ts';
 import { insiderScenario } from './flood-insider.ts';
 
 const REPO = fileURLToPath(new URL('../', import.meta.url));
@@ -104,9 +105,24 @@ export interface FloodResults {
     readonly unknownDevice: OwnerFigures;
     readonly signedIn: OwnerFigures;
   };
+  /** The registered companions' figures, by name. */
+  readonly companions: Readonly<Record<string, OwnerFigures>>;
   /** Connections reset or refused, and requests that got no answer. */
   readonly transportErrors: number;
   readonly peakRssMb: number;
+}
+
+/**
+ * A companion runs beside the owners during the outside flood (a scenario runs after it, on a
+ * server of its own), kept in a file of its own (bench/flood-*.ts) and registered in
+ * FLOOD_COMPANIONS (bench/flood-companions.ts); its figures are reported under its name.
+ */
+export interface FloodCompanion {
+  readonly name: string;
+  /** Before the flood, on the started server (say, a passkey to sign in with). */
+  setUp(port: number): Promise<void>;
+  /** During the flood, until `running()` turns false: the timed requests and their answers. */
+  during(port: number, running: () => boolean): Promise<OwnerFigures>;
 }
 
 export interface Percentiles {
@@ -116,13 +132,13 @@ export interface Percentiles {
   readonly max: number;
 }
 
-interface OwnerFigures {
+export interface OwnerFigures {
   readonly requests: number;
   readonly byStatus: Record<string, number>;
   readonly latencyMs: Percentiles;
 }
 
-interface Answer {
+export interface Answer {
   readonly status: number;
   readonly headers: http.IncomingHttpHeaders;
   readonly body: string;
@@ -203,6 +219,19 @@ export class Browser {
     );
     this.keep(answer);
     if (answer.status === 200) this.token = (JSON.parse(answer.body) as { csrfToken: string }).csrfToken;
+    return answer;
+  }
+
+  /** An unsafe request with this browser's cookies and CSRF token, `body` as JSON when given. */
+  async post(path: string, body?: unknown): Promise<Answer> {
+    const text = body === undefined ? undefined : JSON.stringify(body);
+    const headers: Record<string, string> = { cookie: this.header(), 'x-csrf-token': this.token };
+    if (text !== undefined) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = String(Buffer.byteLength(text));
+    }
+    const answer = await request(this.port, 'POST', path, headers, text);
+    this.keep(answer);
     return answer;
   }
 
@@ -293,6 +322,20 @@ async function checksAlone(settings: FloodSettings, threads: number): Promise<nu
   const code = await new Promise((resolve) => child.once('exit', resolve));
   if (code !== 0) throw new Error(`measuring the checks alone exited with ${code}`);
   return Number(out);
+}
+
+/** A server as bench:flood starts it, on a free port, for a measurement of its own; `stop` also closes the connections. */
+export async function startQuietServer(settings: FloodSettings) {
+  const port = await freePort();
+  const server = await startServer(settings, port);
+  return {
+    ...server,
+    port,
+    stop: async () => {
+      await server.stop();
+      agent.destroy();
+    },
+  };
 }
 
 /** Starts the server of `dir` as `npm start` does, on a fresh embedded database; resolves once it answers. */
@@ -442,6 +485,7 @@ export async function runFlood(settings: FloodSettings): Promise<FloodResults> {
     const bob = new Browser(port);
     await bob.csrf();
     if ((await bob.login(BOB, PASSWORD)).status !== 200) throw new Error('bob could not sign in');
+    for (const companion of FLOOD_COMPANIONS) await companion.setUp(port);
 
     const owners = {
       knownDevice: { latencies: [] as number[], byStatus: {} as Record<string, number> },
@@ -479,6 +523,7 @@ export async function runFlood(settings: FloodSettings): Promise<FloodResults> {
     };
     let carol = new Browser(port);
     log(`flood: ${settings.concurrency} attempts in flight for ${settings.durationMs / 1000} s`);
+    const companions = Promise.all(FLOOD_COMPANIONS.map((companion) => companion.during(port, running)));
     const [attack] = await Promise.all([
       attackers,
       owner(owners.knownDevice, () => alice.login(ALICE, PASSWORD), 250),
@@ -529,6 +574,7 @@ export async function runFlood(settings: FloodSettings): Promise<FloodResults> {
         unknownDevice: figures(owners.unknownDevice),
         signedIn: figures(owners.signedIn),
       },
+      companions: Object.fromEntries((await companions).map((f, i) => [FLOOD_COMPANIONS[i]!.name, f])),
       transportErrors,
       peakRssMb: round(server.peakRssMb()),
     };
@@ -601,6 +647,9 @@ export function floodSummary(r: FloodResults): string {
     `unknown-device owner: ${r.owners.unknownDevice.requests} sign-ins, ${p(r.owners.unknownDevice.latencyMs)} (${statuses(r.owners.unknownDevice.byStatus)})`,
     `signed-in GET /api/auth/me: ${r.owners.signedIn.requests} requests, p99 ${r.owners.signedIn.latencyMs.p99} ms, max ${r.owners.signedIn.latencyMs.max} ms (${statuses(r.owners.signedIn.byStatus)})`,
     `checks: ${r.checksPerSecond}/s under the flood, ${r.machineChecksPerSecond}/s alone (${(r.checksShareOfMachine * 100).toFixed(0)} %)`,
+    ...Object.entries(r.companions).map(
+      ([name, f]) => `${name}: ${f.requests} requests, ${p(f.latencyMs)} (${statuses(f.byStatus)})`,
+    ),
     `peak RSS ${r.peakRssMb} MB; transport errors ${r.transportErrors}`,
     ...floodVerdicts(r).map((v) => `${v.held ? 'held  ' : 'MISSED'} ${v.target}`),
   ].join('\n');

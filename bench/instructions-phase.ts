@@ -10,8 +10,11 @@
 // on, send 500 more (valgrind rebuilds its translations), zero the counters, then
 // BENCH_INSTR_SAMPLES times send BENCH_INSTR_REQUESTS requests and dump. A sample's figure is its
 // instructions per request without V8's optimising compilers (they still run now and then, when a
-// function gets hot late) and without Node's nextTick slow path (below); the row's is the median
-// sample. V8's garbage collector runs on a fixed schedule (below).
+// function gets hot late) and without Node's nextTick slow path (below); a process's figure is
+// the same over all its samples' requests. V8's garbage collector runs on a fixed schedule
+// (below); a full collection (ours: about 160 M instructions, every several thousand requests)
+// then lands in some samples and not others, which made a median of samples read one of two
+// figures per process (once taken for a draw at start); over all samples it counts by its share.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,6 +42,9 @@ const KEEP = process.env.BENCH_INSTR_KEEP === '1';
 
 /** V8's optimising compilers (TurboFan, Turboshaft, Maglev, Sparkplug): a third more in a sample that caught them. */
 const JIT_COMPILER = /v8::internal::(compiler|maglev|turboshaft|baseline)::/;
+/** V8's full (mark-compact) collections: marking, sweeping, evacuation, pointer updates. */
+const FULL_GC =
+  /v8::internal::(ConcurrentMarking|MarkCompactCollector|MarkingVisitorBase|ConcurrentMarkingVisitor|MainMarkingVisitor|Sweeper|MarkingWorklists|IncrementalMarking|MarkingBarrier|PointersUpdatingVisitor|Evacuat)/;
 /**
  * Node's process.nextTick builds its tick object as a literal with two computed symbol keys; some
  * processes define them through this runtime function on every call (about 1.4 k instructions a
@@ -49,12 +55,14 @@ const NEXT_TICK_SLOW_PATH = 'Runtime_DefineKeyedOwnPropertyInLiteral';
 export interface InstructionRow {
   readonly name: string;
   readonly label: string;
-  /** Median sample (median process when several): instructions per request, compilers and the nextTick slow path left out. */
+  /** Instructions per request over all samples (the median process when several), compilers and the nextTick slow path left out. */
   readonly perRequest: number;
   /** Each process's median sample (ours · redis runs several). */
   readonly byProcess?: readonly number[];
   /** Every sample's figure, as above. */
   readonly samples: readonly number[];
+  /** Full collections' share of perRequest (marking, sweeping, compacting), over all samples. */
+  readonly fullGcPerRequest?: number;
   /** Median sample's nextTick slow path per request (left out of perRequest). */
   readonly tickSlowPath: number;
   readonly failures: number;
@@ -102,7 +110,7 @@ export const instructionsPhase: Phase = {
     return {
       data: rows,
       markdown: [
-        `### Instructions per request (callgrind; median of ${settings.samples} samples of ${settings.requests} requests ` +
+        `### Instructions per request (callgrind; ${settings.samples} samples of ${settings.requests} requests ` +
           `after ${settings.warmup} unrecorded, ${settings.connections} connections, ours · redis in ${settings.redisProcesses} processes; V8's optimising compilers and Node's nextTick slow path left out)`,
         '',
         instructionsTable(rows),
@@ -147,6 +155,9 @@ async function count(
     await sendExactly(server, requests, 500, settings.connections);
     control('-z');
     const samples: { perRequest: number; tick: number }[] = [];
+    let counted = 0;
+    let sentAll = 0;
+    let fullGc = 0;
     let failures = 0;
     for (let sample = 1; sample <= settings.samples; sample++) {
       const result = await sendExactly(server, requests, settings.requests, settings.connections);
@@ -154,19 +165,26 @@ async function count(
       control('-d');
       const dump = readDump(`${out}.${server.pid}.${sample}`);
       const sent = result.requests.total;
+      counted += dump.total - dump.compiler - dump.tick;
+      sentAll += sent;
+      fullGc += dump.fullGc;
       samples.push({ perRequest: (dump.total - dump.compiler - dump.tick) / sent, tick: dump.tick / sent });
       log(
         `instructions: ${target.name} sample ${sample}/${settings.samples}: ${Math.round(samples.at(-1)!.perRequest)} per request ` +
-          `(+ ${Math.round(dump.compiler / sent)} compiling, + ${Math.round(dump.tick / sent)} nextTick slow path)`,
+          `(+ ${Math.round(dump.compiler / sent)} compiling, + ${Math.round(dump.tick / sent)} nextTick slow path; ` +
+          `${Math.round(dump.fullGc / sent)} of it full collections)`,
       );
     }
-    const perRequest = median(samples.map((s) => s.perRequest));
     return {
       name: target.name,
       label: target.label,
-      perRequest,
+      // Over all the samples, not their median: a full collection every few thousand requests
+      // (about 160 M instructions for ours) then counts by its share of requests, where a median
+      // of short samples read high or low by whether the middle one caught one.
+      perRequest: counted / Math.max(1, sentAll),
       samples: samples.map((s) => s.perRequest),
       tickSlowPath: median(samples.map((s) => s.tick)),
+      fullGcPerRequest: fullGc / Math.max(1, sentAll),
       failures,
     };
   } finally {
@@ -185,12 +203,13 @@ function mergeProcesses(rows: readonly InstructionRow[]): InstructionRow {
     byProcess,
     samples: rows.flatMap((r) => r.samples),
     tickSlowPath: median(rows.map((r) => r.tickSlowPath)),
+    fullGcPerRequest: median(rows.map((r) => r.fullGcPerRequest ?? 0)),
     failures: rows.reduce((total, r) => total + r.failures, 0),
   };
 }
 
-/** A dump's instructions: all, V8's optimising compilers' (self), the nextTick slow path's (with its callees). */
-function readDump(file: string): { total: number; compiler: number; tick: number } {
+/** A dump's instructions: all, V8's optimising compilers' (self), full collections' (self), the nextTick slow path's (with its callees). */
+function readDump(file: string): { total: number; compiler: number; tick: number; fullGc: number } {
   const annotate = (...args: string[]) =>
     execFileSync('callgrind_annotate', ['--threshold=100', '--auto=no', ...args, file], {
       encoding: 'utf8',
@@ -200,16 +219,18 @@ function readDump(file: string): { total: number; compiler: number; tick: number
     Number(/^\s*([\d,]+) /.exec(line)?.[1]?.replaceAll(',', '') ?? Number.NaN);
   let total = Number.NaN;
   let compiler = 0;
+  let fullGc = 0;
   let tick = 0;
   for (const line of annotate()) {
     if (line.includes('PROGRAM TOTALS')) total = counted(line);
     else if (JIT_COMPILER.test(line)) compiler += counted(line) || 0;
+    else if (FULL_GC.test(line)) fullGc += counted(line) || 0;
     else if (line.includes(NEXT_TICK_SLOW_PATH)) tick = -1; // ran: its inclusive cost below
   }
   if (Number.isNaN(total)) throw new Error(`callgrind_annotate read no totals from ${file}`);
   if (tick < 0)
     tick = counted(annotate('--inclusive=yes').find((l) => l.includes(NEXT_TICK_SLOW_PATH)) ?? '') || 0;
-  return { total, compiler, tick };
+  return { total, compiler, tick, fullGc };
 }
 
 function instructionsTable(rows: readonly InstructionRow[]): string {
@@ -220,6 +241,7 @@ function instructionsTable(rows: readonly InstructionRow[]): string {
       'instructions / request',
       'by process',
       'samples',
+      'of it full collections',
       "Node's nextTick slow path (left out)",
       'errors / non-2xx',
     ],
@@ -228,6 +250,7 @@ function instructionsTable(rows: readonly InstructionRow[]): string {
       k(r.perRequest),
       (r.byProcess ?? [r.perRequest]).map(k).join(', '),
       r.samples.map(k).join(', '),
+      k(r.fullGcPerRequest ?? 0),
       k(r.tickSlowPath),
       String(r.failures),
     ]),

@@ -13,6 +13,8 @@ export interface ProbeWindow {
   /** Collections by V8's kind (Scavenge, MarkSweepCompact, …): how many and their cost in µs. */
   readonly collections: Record<string, { count: number; micros: number }>;
   readonly cpuMicros: number;
+  /** The heap's used bytes after the window's last full collection (what a full collection marks), 0 when none ran. */
+  readonly liveAfterFullGc: number;
 }
 
 const file = process.env.BENCH_PROBE_FILE;
@@ -32,7 +34,9 @@ if (file) {
     const { profiler, allocated, cpu } = open;
     open = null;
     const collections: ProbeWindow['collections'] = {};
-    for (const { gcType, cost } of profiler.stop()?.statistics ?? []) {
+    let liveAfterFullGc = 0;
+    for (const { gcType, cost, afterGC } of profiler.stop()?.statistics ?? []) {
+      if (gcType === 'MarkSweepCompact') liveAfterFullGc = afterGC.heapStatistics.usedHeapSize;
       const kind = collections[gcType] ?? { count: 0, micros: 0 };
       collections[gcType] = { count: kind.count + 1, micros: kind.micros + cost };
     }
@@ -41,6 +45,7 @@ if (file) {
       allocatedBytes: allocatedSoFar() - allocated,
       collections,
       cpuMicros: used.user + used.system,
+      liveAfterFullGc,
     };
     appendFileSync(file, `${JSON.stringify(window)}\n`);
   });

@@ -77,7 +77,7 @@ export function checkGuard(
   const checks: GuardCheck[] = GUARD.map(({ ours, max, measure }) => {
     const [mine, floor] = [find(measure, ours), find(measure, FLOOR)];
     const { name, shown } = MEASURES[measure];
-    const target = `${mine?.label ?? ours} ≤ ${max}× ${floor?.label ?? FLOOR}, by ${name}`;
+    const target = `${mine?.label ?? ours} ≤ ${max}× the floor, by ${name}`;
     if (!mine || !floor) return { target, measured: 'not run', met: null };
     // CPU time: the median over rounds; instructions: the costliest process.
     const worst = measure === 'cpu' ? mine.cost : Math.max(...mine.byProcess);
@@ -99,7 +99,7 @@ export function checkGuard(
       const { name, shown } = MEASURES[measure];
       const floorRatio = floor ? `; the floor itself ${(floor.cost / theirs.cost).toFixed(2)}×` : '';
       checks.push({
-        target: `${mine.label} against ${theirs.label}, by ${name.replace(', every process', '')}`,
+        target: `${mine.label} against the Fastify stack · ${against.split('-').at(-1)}, by ${name.replace(', every process', '')}`,
         measured: `${(mine.cost / theirs.cost).toFixed(2)}× (${shown(mine.cost)} vs ${shown(theirs.cost)})${floorRatio}`,
         met: 'context',
       });

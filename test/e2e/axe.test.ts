@@ -32,7 +32,7 @@ describe('axe over every view', { skip: skipWithoutChromium() }, () => {
 
   for (const viewport of WIDTHS) {
     it(`finds nothing on Sign in, Tasks (a client filter and a selection) and Admin at ${viewport.width} px`, {
-      timeout: 90_000,
+      timeout: 180_000,
     }, async (t) => {
       // Carol locked out, so that the Admin page shows a lock and its security event.
       const base = await startPortal(t, { RATE_LIMIT_LOGIN_ACCOUNT: '3/15m' });
@@ -50,7 +50,7 @@ describe('axe over every view', { skip: skipWithoutChromium() }, () => {
       await assertNoViolations(page, 'Sign in, refused');
 
       await page.getByLabel('Password').fill(DEMO_PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.locator('tr[data-task-id="1"]').waitFor();
       await page.getByLabel('Client', { exact: true }).selectOption({ label: 'Globex Corporation' });
       await page.getByRole('button', { name: 'Apply filters' }).click();

@@ -150,7 +150,7 @@ describe('the portal', { skip: skipWithoutChromium() }, () => {
     await submitLogin(page, ALICE, DEMO_PASSWORD);
     await waitForText(page, '#login-error', 'Too many failed sign-in attempts');
     await waitForText(page, '#login-error', /This account can try again in (1 minute|[0-9]+ seconds)\./);
-    const signInButton = page.getByRole('button', { name: 'Sign in' });
+    const signInButton = page.getByRole('button', { name: 'Sign in', exact: true });
     assert.equal(await signInButton.isDisabled(), true);
     // The lock is on Alice's account only: another account may still sign in from here.
     await page.getByLabel('Email').fill('bob@example.com');

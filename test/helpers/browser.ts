@@ -83,7 +83,7 @@ export async function openBrowser(t: TestContext, viewport = { width: 1024, heig
 export async function submitLogin(page: Page, email: string, password: string): Promise<void> {
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 }
 
 /** The status and body of the next answer to `path`, so that a refused request says why, not just a timeout. */

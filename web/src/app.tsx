@@ -1,6 +1,7 @@
 // The portal's shell: finds out who is signed in, shows the Login, Tasks or (admins) Admin page, and signs out.
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { type ApiClient, isApiError, type User } from '../../src/client/index.ts';
+import { AccountPage } from './account-page.tsx';
 import { AdminPage } from './admin-page.tsx';
 import { retryDeadline } from './deadline.ts';
 import { LoginPage } from './login-page.tsx';
@@ -74,6 +75,9 @@ export function App({ client }: { client: ApiClient }) {
         {session.kind === 'signed-in' && (
           <span class="who">
             <span>{session.user.name}</span>
+            <a href={VIEW_HASHES.account} aria-current={view === 'account' ? 'page' : undefined}>
+              {VIEW_LABELS.account}
+            </a>
             <button type="button" class="secondary" onClick={signOut}>
               Sign out
             </button>
@@ -97,6 +101,8 @@ export function App({ client }: { client: ApiClient }) {
         {session.kind === 'signed-in' &&
           (view === 'admin' ? (
             <AdminPage client={client} user={session.user} onSignedOut={ended} />
+          ) : view === 'account' ? (
+            <AccountPage client={client} user={session.user} onSignedOut={ended} />
           ) : (
             <TasksPage client={client} user={session.user} onSignedOut={ended} />
           ))}

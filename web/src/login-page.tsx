@@ -5,6 +5,7 @@ import { normaliseEmail } from '../../src/email.ts';
 import { retryDeadline } from './deadline.ts';
 import { fieldErrorProps } from './field-error.ts';
 import { useDocumentTitle } from './page-title.ts';
+import { PasskeySignIn } from './passkey-sign-in.tsx';
 import { useCountdown } from './use-countdown.ts';
 import { useProvedWork } from './use-proved-work.ts';
 import { describeError, duration } from './wording.ts';
@@ -104,7 +105,7 @@ export function LoginPage({ client, notice, onSignedIn }: Props) {
           <input
             id="email"
             type="email"
-            autocomplete="username"
+            autocomplete="username webauthn"
             required
             {...fieldError}
             value={email}
@@ -149,6 +150,7 @@ export function LoginPage({ client, notice, onSignedIn }: Props) {
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
       </form>
+      <PasskeySignIn client={client} onSignedIn={onSignedIn} />
     </section>
   );
 }

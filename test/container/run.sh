@@ -199,7 +199,7 @@ VOLUME=$RUN_ID-data
 start_app() {
   podman run -d --name "$RUN_ID-app" --label "task-portal-ci=$RUN_ID" \
     -p "127.0.0.1:$port:3000" -p "127.0.0.1:$metrics_port:9464" \
-    -e "SESSION_SECRET=$SECRET" -e PASSWORD_HASH_COST=1024 -v "$VOLUME:/data" "$APP_IMAGE" >/dev/null
+    -e "SESSION_SECRET=$SECRET" -e PASSWORD_HASH_COST=1024 -e SEED_DEMO=true -v "$VOLUME:/data" "$APP_IMAGE" >/dev/null
 }
 log 'podman run: the image on its embedded database, in the volume /data'
 podman volume create --label "task-portal-ci=$RUN_ID" "$VOLUME" >/dev/null

@@ -22,7 +22,7 @@ describe('the portal through the shipped nginx', { skip: skipWithoutChromium() |
   });
   after(closeTestDatabases);
 
-  it('signs in and reassigns tasks with nginx on a port of its own', { timeout: 60_000 }, async (t) => {
+  it('signs in and reassigns tasks with nginx on a port of its own', { timeout: 180_000 }, async (t) => {
     // Two instances on one database, trusting nginx as compose.yaml's do (TRUST_PROXY).
     const env = { TRUST_PROXY: '127.0.0.1' };
     const instances = [await startPortal(t, env), await startPortal(t, env)];

@@ -196,6 +196,7 @@ describe('the fleet through faults', { skip }, () => {
 
     const env = {
       NODE_ENV: 'production',
+      SEED_DEMO: 'true', // the clients sign in as the demo employees (production seeds none unless asked)
       HOST: '127.0.0.1',
       LOG_LEVEL: 'info',
       DATABASE_URL: postgres.url,

@@ -1,4 +1,4 @@
-// The account command line as a process (contract §7), on the embedded database and on PostgreSQL: its commands, its events, bad input, a server on the directory.
+// Accounts as processes (contract §7): the command line on the embedded database and PostgreSQL (commands, events, bad input, a server on the directory), and a production start's logs.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -225,5 +225,38 @@ describe('npm run users with a server running on the embedded database', () => {
     const listed = await users({ ...where.env, NODE_ENV: 'development' }, ['list']);
     assert.equal(listed.code, 0, listed.stderr);
     assert.match(listed.stdout, /admin@example\.com/);
+  });
+});
+
+describe('a production start, as the image runs it', () => {
+  const production = { NODE_ENV: 'production', SESSION_SECRET: 's'.repeat(32) };
+
+  it('creates no demo account and logs how to create the first admin', async (t) => {
+    const where = await target('embedded');
+    const server = startServer({ ...where.env, ...production });
+    t.after(() => server.child.kill('SIGKILL'));
+    await listeningUrl(server.output, server.exited);
+    assert.match(
+      server.output(),
+      /no admin account may sign in: set BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD/,
+    );
+    assert.doesNotMatch(server.output(), /Seeded demo data|demo-password/);
+    server.child.kill('SIGTERM');
+    assert.equal(await server.exited, 0);
+    assert.deepEqual(await where.read((db) => db.query('SELECT id FROM users')), []);
+  });
+
+  it('warns of the published passwords when SEED_DEMO=true seeds them anyway', async (t) => {
+    const where = await target('embedded');
+    const server = startServer({ ...where.env, ...production, SEED_DEMO: 'true' });
+    t.after(() => server.child.kill('SIGKILL'));
+    await listeningUrl(server.output, server.exited);
+    assert.match(server.output(), /Seeded demo data/);
+    assert.match(
+      server.output(),
+      /"level":40,.*SEED_DEMO=true under NODE_ENV=production: the demo accounts have a published password/,
+    );
+    server.child.kill('SIGTERM');
+    assert.equal(await server.exited, 0);
   });
 });

@@ -1,5 +1,6 @@
 // Assertions shared by the HTTP tests: the contract's error shape, and the task table before and after.
 import assert from 'node:assert/strict';
+import type { ManualClock } from '../../src/clock.ts';
 import type { Response, TestApp } from './app.ts';
 
 /** Asserts a `{code, message, ...}` error with this status and code; returns the body for more checks. */
@@ -22,4 +23,21 @@ export async function taskSnapshot({ database }: TestApp): Promise<string[]> {
     'SELECT id, assignee_id, updated_at::text AS updated_at FROM tasks ORDER BY id',
   );
   return rows.map((row) => `${row.id}:${row.assignee_id}:${row.updated_at}`);
+}
+
+/**
+ * Awaits `answers`, moving `clock` a second on whenever something sleeps on it: the login gate holds
+ * some answers (a shed, an attempt over its account's backlog) until its bound passes on the app's clock.
+ */
+export async function answeredOnClock<T>(clock: ManualClock, answers: Promise<T>[]): Promise<T[]> {
+  const all = Promise.all(answers);
+  let answered = false;
+  void all.finally(() => {
+    answered = true;
+  });
+  while (!answered) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    if (clock.sleeping > 0) clock.advance(1000);
+  }
+  return all;
 }

@@ -4,6 +4,7 @@ import { after, describe, it } from 'node:test';
 import { DEVICE_COOKIE } from '../../src/auth/devices.ts';
 import { createTestApp, type TestApp, type TestAppOptions, type TestClient } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
+import { answeredOnClock } from '../helpers/http.ts';
 import { assertRefused } from '../helpers/rate-limit-headers.ts';
 
 after(closeTestDatabases);
@@ -152,8 +153,8 @@ describe('POST /api/auth/login from a known device', () => {
   it('never lets parallel wrong guesses from one known device exceed its budget', async (t) => {
     const app = await deviceApp(t, { env: { RATE_LIMIT_LOGIN_DEVICE: '5/15m' } });
     const owner = await ownersBrowser(app, CAROL);
-    const responses = await Promise.all(Array.from({ length: 25 }, () => owner.login(CAROL, WRONG)));
-    const codes = responses.map((r) => r.json<{ code: string }>().code);
+    const guesses = Array.from({ length: 25 }, () => owner.login(CAROL, WRONG));
+    const codes = (await answeredOnClock(app.clock, guesses)).map((r) => r.json<{ code: string }>().code);
     assert.equal(codes.filter((c) => c === 'INVALID_CREDENTIALS').length, 5);
     assert.equal(codes.filter((c) => c === 'LOGIN_RATE_LIMIT').length, 20);
   });

@@ -5,6 +5,7 @@ import { DEVICE_COOKIE } from '../../src/auth/devices.ts';
 import type { LoginLock } from '../../src/client/index.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
+import { answeredOnClock } from '../helpers/http.ts';
 import { uniquePrefix } from '../helpers/redis.ts';
 import { RedisCluster, skipUnlessRedisBinaries } from '../helpers/redis-server.ts';
 import { REDIS_URL, skipUnless } from '../helpers/services.ts';
@@ -42,10 +43,11 @@ function suite(name: string, skip: string | false, redisEnv: () => Record<string
     };
 
     it('never lets parallel wrong guesses from one known device exceed its budget', async (t) => {
-      const { client } = await app(t);
+      const { client, clock } = await app(t);
       const owner = client();
       assert.equal((await owner.login('carol@example.com')).statusCode, 200);
-      const responses = await Promise.all(
+      const responses = await answeredOnClock(
+        clock,
         Array.from({ length: 25 }, () => owner.login('carol@example.com', WRONG)),
       );
       const codes = responses.map((r) => r.json<{ code: string }>().code);

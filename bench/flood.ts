@@ -22,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/helpers/redis-server.ts';
 import { FLOOD_COMPANIONS } from './flood-companions.ts';
 import { insiderScenario } from './flood-insider.ts';
+import { provedWorkScenario } from './flood-proved-work.ts';
 
 const REPO = fileURLToPath(new URL('../', import.meta.url));
 export const PASSWORD = 'demo-password';
@@ -65,7 +66,7 @@ export interface ScenarioResults {
 }
 
 /** The scenarios after the outside flood, in the order they run: one line each registers one. */
-export const FLOOD_SCENARIO_LIST: readonly FloodScenario[] = [insiderScenario];
+export const FLOOD_SCENARIO_LIST: readonly FloodScenario[] = [insiderScenario, provedWorkScenario];
 
 /** Runs the scenarios `settings.scenarios` names, one after the other. */
 export async function runFloodScenarios(settings: FloodSettings): Promise<ScenarioResults[]> {
@@ -202,8 +203,14 @@ export class Browser {
     this.token = (JSON.parse(answer.body) as { csrfToken: string }).csrfToken;
   }
 
-  async login(email: string, password: string, extra: Record<string, string> = {}): Promise<Answer> {
-    const body = JSON.stringify({ email, password });
+  /** Signs in; `more` joins the body (proved work's `work`, contract §15). */
+  async login(
+    email: string,
+    password: string,
+    extra: Record<string, string> = {},
+    more: Record<string, unknown> = {},
+  ): Promise<Answer> {
+    const body = JSON.stringify({ email, password, ...more });
     const answer = await request(
       this.port,
       'POST',

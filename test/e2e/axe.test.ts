@@ -1,4 +1,4 @@
-// axe-core over every view of the portal in Chromium, at 1280 and 375 px: any WCAG 2.0–2.2 A/AA or best-practice violation fails.
+// axe-core over every view of the portal (Sign in, Tasks, Admin, Account) in Chromium, at 1280 and 375 px: any WCAG 2.0–2.2 A/AA or best-practice violation fails.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
@@ -31,7 +31,7 @@ describe('axe over every view', { skip: skipWithoutChromium() }, () => {
   after(closeTestDatabases);
 
   for (const viewport of WIDTHS) {
-    it(`finds nothing on Sign in, Tasks (a client filter and a selection) and Admin at ${viewport.width} px`, {
+    it(`finds nothing on Sign in, Tasks (a client filter and a selection), Admin and Account at ${viewport.width} px`, {
       timeout: 180_000,
     }, async (t) => {
       // Carol locked out, so that the Admin page shows a lock and its security event.
@@ -67,6 +67,11 @@ describe('axe over every view', { skip: skipWithoutChromium() }, () => {
       await page.locator('#login-locks tr', { hasText: 'carol@example.com' }).waitFor();
       await page.locator('#security-events tr[data-event-type="lock-started"]').first().waitFor();
       await assertNoViolations(page, 'Admin');
+
+      await page.getByRole('link', { name: 'Account' }).click();
+      await page.getByRole('heading', { name: 'Account', level: 1 }).waitFor();
+      await page.getByRole('heading', { name: 'Passkeys' }).waitFor();
+      await assertNoViolations(page, 'Account');
     });
   }
 });

@@ -58,6 +58,9 @@ describe('the portal from the keyboard', { skip: skipWithoutChromium() }, () => 
     await page.getByRole('link', { name: 'Admin' }).click();
     await page.getByRole('heading', { name: 'Admin', level: 1 }).waitFor();
     assert.equal(await page.title(), 'Admin — Task portal');
+    await page.getByRole('link', { name: 'Account' }).click();
+    await page.getByRole('heading', { name: 'Account', level: 1 }).waitFor();
+    assert.equal(await page.title(), 'Account — Task portal');
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();

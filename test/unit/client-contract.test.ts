@@ -17,10 +17,14 @@ import {
   leadingZeroBits as clientLeadingZeroBits,
   workMessage as clientWorkMessage,
   type LoginPressure,
+  PASSKEY_NAME_MAX,
+  PASSKEYS_MAX,
+  type Passkey,
   type ServerErrorCode,
   TASK_STATUSES,
 } from '../../src/client/index.ts';
 import type { Client } from '../../src/db/repositories/clients.ts';
+import type { Passkey as ServerPasskey } from '../../src/db/repositories/passkeys.ts';
 import {
   TASK_STATUSES as SERVER_TASK_STATUSES,
   type Task,
@@ -29,7 +33,11 @@ import {
 import type { Role, User } from '../../src/db/repositories/users.ts';
 import { ERRORS, type ErrorCode } from '../../src/errors.ts';
 import type { LoginPressureReport } from '../../src/http/routes/login-pressure.ts';
-import { BULK_MAX_TASKS as SERVER_BULK_MAX_TASKS } from '../../src/limits.ts';
+import {
+  BULK_MAX_TASKS as SERVER_BULK_MAX_TASKS,
+  PASSKEY_NAME_MAX as SERVER_PASSKEY_NAME_MAX,
+  PASSKEYS_MAX as SERVER_PASSKEYS_MAX,
+} from '../../src/limits.ts';
 import { leadingZeroBits, WORK_BITS_MAX, workMessage } from '../../src/proved-work.ts';
 import type { RateLimitReport } from '../../src/rate-limit/engine.ts';
 import { CONTROLS, type ControlName } from '../../src/rate-limit/policy.ts';
@@ -79,6 +87,12 @@ describe('client contract', () => {
   it('allows as many tasks per bulk request as the server', () => {
     sameType<typeof BULK_MAX_TASKS, typeof SERVER_BULK_MAX_TASKS>(true);
     assert.equal(BULK_MAX_TASKS, SERVER_BULK_MAX_TASKS);
+  });
+
+  it('knows the passkey limits and shape of the server (contract §14)', () => {
+    assert.equal(PASSKEYS_MAX, SERVER_PASSKEYS_MAX);
+    assert.equal(PASSKEY_NAME_MAX, SERVER_PASSKEY_NAME_MAX);
+    sameType<Mutable<Passkey>, ServerPasskey>(true);
   });
 
   it('reads GET /api/admin/login-pressure as the server writes it', () => {

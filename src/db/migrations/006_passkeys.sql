@@ -20,8 +20,10 @@ CREATE INDEX passkeys_user_idx ON passkeys (user_id, id);
 ALTER TABLE users ADD COLUMN passkey_handle text;
 -- When the session signed in (by the app's clock): registering a passkey asks for a recent one.
 ALTER TABLE sessions ADD COLUMN signed_in_at timestamptz;
+-- Every type of src/security-event.ts, those of 005 included (test/integration/security-event-types.test.ts).
 ALTER TABLE security_events DROP CONSTRAINT security_events_type_check;
 ALTER TABLE security_events ADD CONSTRAINT security_events_type_check CHECK (
   type IN ('lock-started', 'admin-reset', 'known-device-refused', 'login-pressure-started', 'login-pressure-ended',
+           'account-created', 'account-disabled', 'account-enabled', 'password-set',
            'passkey-added', 'passkey-removed', 'passkey-counter-refused')
 );

@@ -1,0 +1,195 @@
+// The flood bench's proved-work scenario (contract §15): a person on a new browser solves what LOGIN_BUSY asks and gets in; then attackers that solve too.
+//
+// Two floods of FLOOD_CONCURRENCY attempts in flight, each on a server of its own, each attempt from
+// a new address for a new account. In the first the attackers prove no work; in the second they
+// solve every challenge at the effort asked (node:crypto, their fastest in JavaScript) and come back
+// with it. Meanwhile carol signs in from a new browser every 250 ms, timed from her first attempt to
+// her answer, solving what she is asked with the page's own solver (src/client/work-solver.ts).
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { searchNonce } from '../src/client/index.ts';
+import { freePort } from '../test/helpers/redis-server.ts';
+import {
+  Browser,
+  CAROL,
+  type FloodScenario,
+  type FloodSettings,
+  log,
+  machineChecksPerSecond,
+  outcome,
+  PASSWORD,
+  percentiles,
+  type ScenarioResults,
+  startServer,
+  tally,
+} from './flood.ts';
+import { type AttackWork, workOf } from './flood-proved-work-attackers.ts';
+import { table } from './lib/report.ts';
+
+const P95_TARGET_MS = 5000;
+/** The attackers' process: a file of its own, since this one is loaded by flood.ts. */
+const ATTACKERS = fileURLToPath(new URL('./flood-proved-work-attackers.ts', import.meta.url));
+/** A sign-in not answered 200 or 401 by then is given up (and counts against the target). */
+const GIVE_UP_MS = 30_000;
+
+function startAttackers(settings: FloodSettings, port: number, solve: boolean): Promise<AttackWork> {
+  const args = [ATTACKERS, String(port), String(settings.concurrency)];
+  args.push(String(settings.durationMs), solve ? '1' : '0');
+  const child =
+    settings.attackerNice > 0
+      ? spawn('nice', ['-n', String(settings.attackerNice), process.execPath, ...args], {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        })
+      : spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  return new Promise((resolve, reject) =>
+    child.once('exit', (code) =>
+      code === 0
+        ? resolve(JSON.parse(out) as AttackWork)
+        : reject(new Error(`the attackers exited with ${code}`)),
+    ),
+  );
+}
+
+interface Owner {
+  readonly latencies: number[];
+  readonly byStatus: Record<string, number>;
+  /** Challenges she solved, and their hashes. */
+  solved: number;
+  hashes: number;
+}
+
+/** Carol from a new browser: from her first attempt to 200 (or another final answer), solving what she is asked. */
+async function newBrowserSignIn(port: number, owner: Owner): Promise<void> {
+  const browser = new Browser(port);
+  await browser.csrf(); // untimed: a new browser's first page load
+  const t0 = performance.now();
+  let more: Record<string, unknown> = {};
+  let bits = 0;
+  for (;;) {
+    const answer = await browser.login(CAROL, PASSWORD, {}, more);
+    const asked = workOf(answer);
+    if (answer.status !== 503 || performance.now() - t0 > GIVE_UP_MS) {
+      owner.latencies.push(performance.now() - t0);
+      tally(owner.byStatus, outcome(answer));
+      return;
+    }
+    if (!asked) {
+      const seconds = Number(answer.headers['retry-after'] ?? 1);
+      await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+      continue;
+    }
+    // As the portal does: the asked effort, one bit more after each further LOGIN_BUSY.
+    bits = Math.max(asked.bits, bits + 1);
+    const found = searchNonce({ challenge: asked.challenge, bits }, 0, Number.MAX_SAFE_INTEGER);
+    owner.solved++;
+    owner.hashes += found.next;
+    more = { work: { challenge: asked.challenge, nonce: found.found! } };
+  }
+}
+
+async function floodWithOwner(settings: FloodSettings, solve: boolean) {
+  const port = await freePort();
+  const server = await startServer(settings, port);
+  log(
+    `proved-work: ${settings.concurrency} attackers ${solve ? 'solving' : 'proving no work'} on port ${port}`,
+  );
+  try {
+    const owner: Owner = { latencies: [], byStatus: {}, solved: 0, hashes: 0 };
+    const end = performance.now() + settings.durationMs;
+    const attackers = startAttackers(settings, port, solve);
+    const carol = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 1000)); // let the flood build first
+      while (performance.now() < end) {
+        await newBrowserSignIn(port, owner).catch(() => tally(owner.byStatus, 'transport error'));
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    };
+    const [attack] = await Promise.all([attackers, carol()]);
+    return { owner, attack, peakRssMb: server.peakRssMb() };
+  } finally {
+    await server.stop();
+  }
+}
+
+export const provedWorkScenario: FloodScenario = {
+  name: 'proved-work',
+  async run(settings: FloodSettings): Promise<ScenarioResults> {
+    const checkMs = 1000 / (await machineChecksPerSecond(1, 2000));
+    const plain = await floodWithOwner(settings, false);
+    const solving = await floodWithOwner(settings, true);
+    const counts = (byStatus: Record<string, number>) =>
+      Object.entries(byStatus)
+        .map(([key, n]) => `${key} × ${n}`)
+        .join(', ') || 'no answer';
+    const ms = (o: Owner) => percentiles(o.latencies);
+    const everyTime = (o: Owner) =>
+      o.latencies.length > 0 &&
+      Object.keys(o.byStatus).every((s) => s === '200') &&
+      ms(o).p95 <= P95_TARGET_MS;
+    const a = solving.attack;
+    const rate = a.hashes / Math.max(a.solveSeconds, 1e-9);
+    const perAdmitted = a.hashes / Math.max(1, a.admitted);
+    const costMs = (perAdmitted / rate) * 1000;
+    const verdicts = [
+      {
+        target: `new browser solving what it is asked, ${settings.concurrency} attempts in flight proving no work: every sign-in 200, p95 ≤ ${P95_TARGET_MS} ms`,
+        measured: `${counts(plain.owner.byStatus)}; p95 ${ms(plain.owner).p95} ms`,
+        held: everyTime(plain.owner),
+      },
+    ];
+    const rows = [
+      ['carol, a new browser, attackers proving no work', plain.owner, plain.attack],
+      ['carol, a new browser, attackers solving the asked effort', solving.owner, solving.attack],
+    ] as const;
+    const summary = [
+      ...rows.map(
+        ([who, o, atk]) =>
+          `${who}: ${o.latencies.length} sign-ins, p50 ${ms(o).p50} ms, p95 ${ms(o).p95} ms, max ${ms(o).max} ms (${counts(o.byStatus)}); she solved ${o.solved} challenges, ${o.hashes} hashes; attackers ${atk.attempts} attempts, ${atk.admitted} checked, bits asked last ${atk.lastBits}, most ${atk.maxBits}`,
+      ),
+      `attackers solving: ${a.hashes} hashes at ${Math.round(rate)} hashes/s a process, ${Math.round(perAdmitted)} hashes per admitted attempt = ${costMs.toFixed(0)} ms of a core against ${checkMs.toFixed(0)} ms of ours per check`,
+    ];
+    return {
+      name: 'proved-work',
+      title: `Proved work: ${settings.concurrency} attempts in flight for ${settings.durationMs / 1000} s, a new browser that solves; then the same flood solving`,
+      table: table(
+        [
+          'Who',
+          'Sign-ins',
+          'p50 ms',
+          'p95 ms',
+          'max ms',
+          'Answers',
+          'Her hashes',
+          'Bits asked (last / most)',
+        ],
+        rows.map(([who, o, atk]) => [
+          who,
+          String(o.latencies.length),
+          String(ms(o).p50),
+          String(ms(o).p95),
+          String(ms(o).max),
+          counts(o.byStatus),
+          String(o.hashes),
+          `${atk.lastBits} / ${atk.maxBits}`,
+        ]),
+      ),
+      summary,
+      verdicts,
+      data: {
+        checkMs,
+        plain: { owner: { ...ms(plain.owner), byStatus: plain.owner.byStatus }, attack: plain.attack },
+        solving: {
+          owner: { ...ms(solving.owner), byStatus: solving.owner.byStatus },
+          attack: solving.attack,
+          hashesPerSecond: rate,
+          hashesPerAdmitted: perAdmitted,
+          costPerAdmittedMs: costMs,
+        },
+      },
+    };
+  },
+};

@@ -48,10 +48,9 @@ let stdout: DestinationStream | null = null;
  * synchronously as it is logged, so none waits in memory at exit or on a crash. Why not pino's
  * default stdout (asynchronous): it writes each line from a libuv pool thread (a wake-up and a
  * futex per write, on the pool the password checks use), and while one write is in flight it
- * appends the next lines to one string whose UTF-8 length it measures again for every line, which
- * copies the whole pending batch each time. Why not sonic-boom's buffering (`minLength`) either:
- * it builds its batch the same way, and with 4 KB batches the copies cost about 5 k instructions
- * a request, more than the write(2) per line they save (BENCHMARKS.md, "Where a request's CPU
+ * appends the next lines to one string whose UTF-8 length it measures again for every line. Why
+ * not sonic-boom's buffering (`minLength`) either: it builds its batch the same way, and its
+ * batches allocated more per request than a write per line (BENCHMARKS.md, "Where a request's CPU
  * goes"). One per process: tests build many apps, and stdout is one.
  */
 export function logDestination(): DestinationStream {

@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { lowerThreadPoolPriority } from './auth/hash-priority.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
+import { DataDirInUseError } from './db/data-dir-lock.ts';
 import { drain, trackConnections } from './http/drain.ts';
 import { listenForMetrics } from './http/metrics-listener.ts';
 
@@ -46,8 +47,40 @@ async function main(): Promise<void> {
   app.server.headersTimeout = 66_000;
   app.server.requestTimeout = 30_000;
   trackConnections(app.server);
-  await serveMetrics(app, config);
-  await app.listen({ host: config.host, port: config.port });
+  try {
+    await listening('METRICS_PORT', config.metrics, () => serveMetrics(app, config));
+    await listening('PORT', config, () => app.listen({ host: config.host, port: config.port }));
+  } catch (error) {
+    if (!(error instanceof StartError)) throw error;
+    console.error(error.message);
+    await app.close(); // the embedded database, cleanly
+    process.exit(1);
+  }
+}
+
+/** A start that cannot go on, said in one line (no stack): a port that is taken. */
+class StartError extends Error {}
+
+/**
+ * Runs `listen`, turning a port that cannot be had into a StartError naming the variable that
+ * chose it: a second instance on one host meets this first on METRICS_PORT, a port it never chose.
+ */
+async function listening(
+  variable: 'PORT' | 'METRICS_PORT',
+  address: { readonly host: string; readonly port: number },
+  listen: () => Promise<unknown>,
+): Promise<void> {
+  try {
+    await listen();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EADDRINUSE' && code !== 'EACCES') throw error;
+    const why = code === 'EADDRINUSE' ? 'is taken by another process' : 'needs privileges this process lacks';
+    const other = variable === 'METRICS_PORT' ? ', or METRICS_PORT=0 for no metrics listener' : '';
+    throw new StartError(
+      `${variable}=${address.port} cannot be used: ${address.host}:${address.port} ${why}; choose another ${variable}${other}`,
+    );
+  }
 }
 
 /** What is left of SHUTDOWN_TIMEOUT after the drain for closing the database, Redis and the logs. */
@@ -79,7 +112,12 @@ function stopOnSignals(timeoutMs: number): { attach(app: FastifyInstance): boole
     process.exit(0);
   };
   const onSignal = (name: string) => {
-    if (signal) return;
+    if (signal) {
+      const message = `${name} again: the stop goes on, bounded by SHUTDOWN_TIMEOUT (${timeoutMs} ms)`;
+      if (app) app.log.info(message);
+      else console.error(message);
+      return;
+    }
     signal = name;
     // Also bounds a start that never ends (a database that does not answer).
     force = setTimeout(() => {
@@ -90,8 +128,10 @@ function stopOnSignals(timeoutMs: number): { attach(app: FastifyInstance): boole
     }, timeoutMs).unref();
     void stop();
   };
-  process.once('SIGTERM', () => onSignal('SIGTERM'));
-  process.once('SIGINT', () => onSignal('SIGINT'));
+  // Every signal is handled, not only the first: a second Ctrl-C (or SIGTERM) during the drain would
+  // otherwise meet the default action and kill the process with answers still in flight.
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
   return {
     attach(built) {
       app = built;
@@ -146,6 +186,7 @@ async function serveMetrics(app: FastifyInstance, config: Config): Promise<void>
 }
 
 main().catch((error) => {
-  console.error(error);
+  // Another process on the embedded database's directory: one line, as for a taken port.
+  console.error(error instanceof DataDirInUseError ? error.message : error);
   process.exit(1);
 });

@@ -52,6 +52,15 @@ export function isUnavailable(error: unknown): boolean {
   return DRIVER_MESSAGES.test(error.message);
 }
 
+/**
+ * Whether `error` is a statement the server cancelled past its statement_timeout (57014
+ * query_canceled: the only cancel this service sends). The request is answered as if the
+ * database were away (503), but the server answered, on a connection that still works: no outage.
+ */
+export function isStatementTimeout(error: unknown): boolean {
+  return error instanceof Error && (error as Error & { code?: unknown }).code === '57014';
+}
+
 /** Told when the database goes away (the first failure) and comes back (the first success after). */
 export interface AvailabilityObserver {
   outageStarted(error: unknown): void;

@@ -5,7 +5,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { Availability, DatabaseUnavailableError, isUnavailable } from './availability.ts';
+import {
+  Availability,
+  DatabaseUnavailableError,
+  isStatementTimeout,
+  isUnavailable,
+} from './availability.ts';
+import { LOCK_SOCKET, lockDataDir } from './data-dir-lock.ts';
 
 /** Where `npm run build` leaves an initialised data directory (src/db/pglite-template.ts). */
 export const PGLITE_TEMPLATE_DIR = fileURLToPath(new URL('../../dist/pglite-template', import.meta.url));
@@ -62,11 +68,17 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       options.databaseStatementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
     );
   if (options.pglite) return wrapPglite(options.pglite);
-  if (options.template === false) await mkdir(options.dataDir, { recursive: true });
-  else await seedDataDirFromTemplate(options.dataDir);
-  const db = new PGlite(options.dataDir, pgliteOptions());
-  await db.waitReady;
-  return wrapPglite(db);
+  await mkdir(options.dataDir, { recursive: true });
+  const lock = await lockDataDir(options.dataDir);
+  try {
+    if (options.template !== false) await seedDataDirFromTemplate(options.dataDir);
+    const db = new PGlite(options.dataDir, pgliteOptions());
+    await db.waitReady;
+    return wrapPglite(db, lock.release);
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
 }
 
 /**
@@ -105,10 +117,9 @@ const PARTIAL = '.template-copy';
  */
 async function seedDataDirFromTemplate(dataDir: string): Promise<void> {
   if (existsSync(path.join(dataDir, 'PG_VERSION'))) return;
-  await mkdir(dataDir, { recursive: true });
   if (!existsSync(path.join(PGLITE_TEMPLATE_DIR, 'PG_VERSION'))) return;
   const stage = path.join(dataDir, PARTIAL);
-  const present = await readdir(dataDir);
+  const present = (await readdir(dataDir)).filter((entry) => entry !== LOCK_SOCKET);
   if (present.length > 0 && !present.includes(PARTIAL)) return; // someone else's files: not ours to fill
   // An unfinished copy: what was moved up came from the template, so it can all go.
   for (const entry of present) await rm(path.join(dataDir, entry), { recursive: true, force: true });
@@ -120,7 +131,7 @@ async function seedDataDirFromTemplate(dataDir: string): Promise<void> {
   await rm(stage, { recursive: true, force: true });
 }
 
-function wrapPglite(db: PGlite): Database {
+function wrapPglite(db: PGlite, release: () => Promise<void> = async () => {}): Database {
   const query = async <Row>(sql: string, params: readonly unknown[] = []) =>
     (await db.query<Row>(sql, params as unknown[])).rows;
   // PGlite is one session, where advisory locks are re-entrant: two callers of withConnection would
@@ -136,7 +147,10 @@ function wrapPglite(db: PGlite): Database {
     availability: new Availability(),
     query,
     withConnection,
-    close: () => db.close(),
+    async close() {
+      await db.close();
+      await release();
+    },
   };
 }
 
@@ -147,7 +161,8 @@ const CLIENT_TIMEOUT_MARGIN_MS = 1000;
 /**
  * A pool that rides through a server restart: a connection that breaks is dropped (never handed
  * out again), the next query opens a new one, and an error on an idle connection is absorbed.
- * Every failure that means "away" is rethrown as DatabaseUnavailableError and moves `availability`.
+ * Every failure that means "away" is rethrown as DatabaseUnavailableError and, unless it is a
+ * statement past its timeout on a connection that still works, moves `availability`.
  */
 function openPostgres(url: string, statementTimeoutMs: number): Database {
   const pool = new pg.Pool({
@@ -176,7 +191,8 @@ function openPostgres(url: string, statementTimeoutMs: number): Database {
       result = await work();
     } catch (error) {
       if (!isUnavailable(error)) throw error;
-      availability.failed(error);
+      // A slow statement is answered 503 like an outage, but only failing connections make one.
+      if (!isStatementTimeout(error)) availability.failed(error);
       throw new DatabaseUnavailableError(error);
     }
     availability.succeeded(since);
@@ -192,7 +208,7 @@ function openPostgres(url: string, statementTimeoutMs: number): Database {
     try {
       return await work({ query: run(client) });
     } catch (error) {
-      broken = error instanceof DatabaseUnavailableError;
+      broken = error instanceof DatabaseUnavailableError && !isStatementTimeout(error.cause);
       throw error;
     } finally {
       // A connection that broke (or still runs a statement the client gave up on) is destroyed.

@@ -7,6 +7,8 @@ import { checkAnswersAgainstDocument } from './openapi-conformance.ts';
 
 export interface ClosableDatabaseApp {
   readonly database: TestDatabase;
+  /** The app's clock: /readyz looks at the database again once it has moved a second. */
+  readonly clock: ManualClock;
   client(): TestClient;
   /** Closes the app; its database too, unless a test closed it already. */
   close(): Promise<void>;
@@ -14,12 +16,14 @@ export interface ClosableDatabaseApp {
 
 export async function appWithClosableDatabase(): Promise<ClosableDatabaseApp> {
   const database = await privateTestDatabase('embedded');
-  const app = await buildApp(testConfig(), { clock: new ManualClock(), database: database.db });
+  const clock = new ManualClock();
+  const app = await buildApp(testConfig(), { clock, database: database.db });
   await app.ready();
   checkAnswersAgainstDocument(app);
   let nextAddress = 1;
   return {
     database,
+    clock,
     client: () => new TestClient(app, `203.0.113.${nextAddress++}`),
     async close() {
       await app.close();

@@ -1,6 +1,10 @@
-// Operational routes (contract §7): liveness, readiness with the database up and down, the OpenAPI document.
+// Operational routes (contract §7, §12): liveness, readiness with the database up and down and under a flood, the OpenAPI document.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { ManualClock } from '../../src/clock.ts';
+import { READINESS_MAX_AGE_MS } from '../../src/http/readiness.ts';
+import { localStack } from '../../src/rate-limit/stores/create-store.ts';
+import { MemoryStore } from '../../src/rate-limit/stores/memory-store.ts';
 import { createTestApp } from '../helpers/app.ts';
 import { appWithClosableDatabase } from '../helpers/broken-app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
@@ -30,11 +34,56 @@ describe('GET /readyz', () => {
     t.after(broken.close);
     assert.equal((await broken.client().get('/readyz')).statusCode, 200);
     await broken.database.close();
+    broken.clock.advance(READINESS_MAX_AGE_MS); // the next look at the dependencies is due
     const response = await broken.client().get('/readyz');
     assert.equal(response.statusCode, 503);
     assert.equal(response.json().database, 'down');
     assert.notEqual(response.json().status, 'ok');
     assert.equal((await broken.client().get('/healthz')).statusCode, 200);
+  });
+});
+
+describe('GET /readyz under a flood', () => {
+  it('asks the database and each dependency at most once a second, however many callers ask', async (t) => {
+    const clock = new ManualClock();
+    let redisChecks = 0;
+    const stack = {
+      ...localStack(new MemoryStore({ clock, sweepIntervalMs: 0 })),
+      readiness: [
+        {
+          name: 'redis',
+          check: async () => {
+            redisChecks++;
+            return { state: 'up', fatal: false };
+          },
+        },
+      ],
+    };
+    const { app, database, close } = await createTestApp({ clock, stack });
+    t.after(close);
+    let databaseChecks = 0;
+    const query = database.db.query;
+    database.db.query = ((sql: string, params?: readonly unknown[]) => {
+      if (sql === 'SELECT 1') databaseChecks++;
+      return query.call(database.db, sql, params);
+    }) as typeof query;
+    t.after(() => {
+      database.db.query = query;
+    });
+    const ask = () => app.inject({ method: 'GET', url: '/readyz', remoteAddress: '198.51.100.60' });
+
+    const flood = await Promise.all(Array.from({ length: 200 }, ask));
+    for (let i = 0; i < 50; i++) flood.push(await ask());
+    clock.advance(READINESS_MAX_AGE_MS - 1);
+    flood.push(await ask());
+    assert.deepEqual(
+      new Set(flood.map((response) => `${response.statusCode} ${response.body}`)),
+      new Set(['200 {"status":"ok","database":"up","redis":"up"}']),
+    );
+    assert.deepEqual([databaseChecks, redisChecks], [1, 1], '251 answers, one look');
+    clock.advance(1);
+    assert.equal((await ask()).statusCode, 200);
+    assert.deepEqual([databaseChecks, redisChecks], [2, 2], 'a second later, one more look');
   });
 });
 
@@ -65,6 +114,14 @@ describe('GET /docs/json', () => {
       // Beyond contract §2's table: the admin page's view of the login gate (contract §11, docs/operations.md).
       'GET /api/admin/login-pressure',
       'GET /api/admin/security-events',
+      'POST /api/auth/passkey/options',
+      'POST /api/auth/passkey/login',
+      'GET /api/auth/passkeys',
+      'POST /api/auth/passkeys/registration-options',
+      'POST /api/auth/passkeys',
+      // Beyond contract §2's table: naming a passkey (contract §14).
+      'PATCH /api/auth/passkeys/{id}',
+      'DELETE /api/auth/passkeys/{id}',
     ];
     for (const route of contract) assert.ok(routes.includes(route), `${route} is documented`);
     assert.deepEqual(routes.filter((route) => route.includes(' /api')).sort(), [...contract].sort());

@@ -21,7 +21,7 @@ const BOB_ID = 2;
  * The app on this file's schema through a pool of its own, with a short statement timeout and an
  * application name that lets the test find (and end) that pool's connections alone.
  */
-async function appWithShortTimeout(t: TestContext) {
+async function appWithShortTimeout(t: TestContext, statementTimeoutMs = STATEMENT_TIMEOUT_MS) {
   const database = await testDatabase('postgres');
   await database.reset();
   const url = new URL(database.url!);
@@ -30,7 +30,7 @@ async function appWithShortTimeout(t: TestContext) {
   const db = await openDatabase({
     databaseUrl: url.toString(),
     dataDir: '',
-    databaseStatementTimeoutMs: STATEMENT_TIMEOUT_MS,
+    databaseStatementTimeoutMs: statementTimeoutMs,
   });
   const clock = new ManualClock();
   const app = await buildApp(testConfig(), { clock, database: db });
@@ -44,6 +44,16 @@ async function appWithShortTimeout(t: TestContext) {
   await admin.connect();
   t.after(() => admin.end());
   return { app, admin, clock, applicationName, url: database.url! };
+}
+
+/** The outage edges the app's database reports from now on, with the code of the error that started each. */
+function observeOutages(app: Awaited<ReturnType<typeof buildApp>>) {
+  const edges: { event: 'started' | 'ended'; cause?: string }[] = [];
+  app.services.db.availability.observe({
+    outageStarted: (error) => edges.push({ event: 'started', cause: (error as { code?: string }).code }),
+    outageEnded: () => edges.push({ event: 'ended' }),
+  });
+  return edges;
 }
 
 describe('the database away', { skip }, () => {
@@ -71,14 +81,60 @@ describe('the database away', { skip }, () => {
     });
     assert.equal(bulk.statusCode, 503);
     assert.equal(bulk.json().code, 'DATABASE_UNAVAILABLE');
-    assert.equal(app.databaseOutage.up, false);
     await admin.query('ROLLBACK');
 
     const [after] = (await admin.query('SELECT assignee_id FROM tasks WHERE id = 1')).rows;
     assert.deepEqual(after, before, 'the refused bulk wrote nothing');
     assert.equal((await alice.get('/api/employee/tasks')).statusCode, 200);
-    assert.equal(app.databaseOutage.up, true);
     assert.equal(app.databaseOutage.refusedTotal, 2);
+  });
+
+  it('takes statements past the timeout for no outage: answered 503, none logged', async (t) => {
+    const { app, admin } = await appWithShortTimeout(t);
+    const outages = observeOutages(app);
+    const alice = new TestClient(app, '198.51.100.9');
+    assert.equal((await alice.login('alice@example.com')).statusCode, 200);
+    await admin.query('BEGIN');
+    await admin.query('LOCK TABLE tasks IN ACCESS EXCLUSIVE MODE');
+    for (let i = 0; i < 3; i++) assert.equal((await alice.get('/api/employee/tasks')).statusCode, 503);
+    await admin.query('ROLLBACK');
+    assert.equal(app.databaseOutage.refusedTotal, 3);
+    assert.deepEqual(
+      outages.filter((edge) => edge.cause === '57014'),
+      [],
+      'the database answered: it cancelled the statements',
+    );
+  });
+
+  it('takes a connection that ends under a waiting statement for an outage, logged once', async (t) => {
+    // A timeout long enough for the test to find the waiting statement and end its connection.
+    const { app, admin, applicationName } = await appWithShortTimeout(t, 20_000);
+    const outages = observeOutages(app);
+    const alice = new TestClient(app, '198.51.100.10');
+    assert.equal((await alice.login('alice@example.com')).statusCode, 200);
+    await admin.query('BEGIN');
+    await admin.query('LOCK TABLE tasks IN ACCESS EXCLUSIVE MODE');
+    const waiting = alice.get('/api/employee/tasks');
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const { rows } = await admin.query(
+        `SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
+          WHERE application_name = $1 AND wait_event_type = 'Lock'`,
+        [applicationName],
+      );
+      if (rows.length > 0) break;
+      assert.ok(Date.now() < deadline, 'the statement never waited on the lock');
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    assert.equal((await waiting).statusCode, 503);
+    assert.deepEqual(
+      outages.map((edge) => edge.event),
+      ['started'],
+    );
+    assert.equal(app.databaseOutage.up, false);
+    await admin.query('ROLLBACK');
+    assert.equal((await alice.get('/api/employee/tasks')).statusCode, 200);
+    assert.equal(app.databaseOutage.up, true);
   });
 
   it('rides through the end of every pooled connection (a restart) without a failed request', async (t) => {

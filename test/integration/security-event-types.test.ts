@@ -1,4 +1,5 @@
-// Every security-event type the code declares can be stored: the migrations' CHECK list and src/security-event.ts agree.
+// Every security-event type the code declares can be stored, and no other: the migrations' CHECK list and src/security-event.ts agree, on both databases.
+import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { SecurityEventsRepository } from '../../src/db/repositories/security-events.ts';
 import { SECURITY_EVENT_TYPES } from '../../src/security-event.ts';
@@ -9,14 +10,20 @@ after(closeTestDatabases);
 const skipPostgres = await skipUnless('postgres');
 
 for (const kind of ['embedded', 'postgres'] as const satisfies readonly DatabaseKind[]) {
-  describe(`security_events (${kind})`, { skip: kind === 'postgres' && skipPostgres }, () => {
-    it('stores an event of every type the code declares', async () => {
+  describe(`security_events' type check (${kind})`, { skip: kind === 'postgres' && skipPostgres }, () => {
+    it('stores an event of every type the code reports, and refuses others', async () => {
       const { db } = await testDatabase(kind);
-      const events = new SecurityEventsRepository(db);
-      for (const type of SECURITY_EVENT_TYPES) {
-        const event = { at: Date.UTC(2026, 0, 1), type, control: 'test', instance: 'test-1' };
-        await events.insert([{ ...event, email: null, address: null, actorId: null }]);
-      }
+      const repository = new SecurityEventsRepository(db);
+      const event = { at: 0, control: 'test', email: null, address: null, instance: 'types', actorId: null };
+      await repository.insert(SECURITY_EVENT_TYPES.map((type) => ({ ...event, type })));
+      const stored = await db.query<{ type: string }>(
+        "SELECT type FROM security_events WHERE instance = 'types'",
+      );
+      assert.deepEqual(stored.map((row) => row.type).sort(), [...SECURITY_EVENT_TYPES].sort());
+      await assert.rejects(
+        repository.insert([{ ...event, type: 'no-such-type' as (typeof SECURITY_EVENT_TYPES)[number] }]),
+      );
+      await db.query("DELETE FROM security_events WHERE instance = 'types'");
     });
   });
 }

@@ -1,53 +1,16 @@
 // The real entry point as a process: start on embedded defaults, print the demo accounts, serve, stop on SIGTERM (also mid-start).
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { LOCK_SOCKET } from '../../src/db/data-dir-lock.ts';
 import { freePort } from '../helpers/redis-server.ts';
+import { listeningUrl, startServer as start } from '../helpers/server-process.ts';
 
-const SERVER = fileURLToPath(new URL('../../src/server.ts', import.meta.url));
 const directories: string[] = [];
 after(() => Promise.all(directories.map((d) => rm(d, { recursive: true, force: true }))));
-
-function start(env: Record<string, string>): {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-} {
-  const child = spawn(process.execPath, [SERVER], {
-    env: {
-      ...process.env,
-      NODE_ENV: 'development',
-      LOG_LEVEL: 'info',
-      PASSWORD_HASH_COST: '64',
-      PORT: '0',
-      METRICS_PORT: '0',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let text = '';
-  child.stdout!.on('data', (chunk) => (text += chunk));
-  child.stderr!.on('data', (chunk) => (text += chunk));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, output: () => text, exited };
-}
-
-/** Waits until the server says where it listens (startup includes booting the embedded database). */
-async function listeningUrl(output: () => string, exited: Promise<number | null>): Promise<string> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output());
-    if (match) return match[1]!;
-    const done = await Promise.race([exited, new Promise((r) => setTimeout(() => r('waiting'), 100))]);
-    if (done !== 'waiting') throw new Error(`the server exited early:\n${output()}`);
-  }
-  throw new Error(`the server did not start:\n${output()}`);
-}
 
 /** The TCP ports `pid` listens on, from its socket descriptors and the kernel's socket tables. */
 function listeningPorts(pid: number): number[] {
@@ -102,7 +65,7 @@ describe('src/server.ts', () => {
     // The embedded database writing its directory: the signal handlers are in place, and the
     // start (the database, the migrations, the seed's hashes) has a second or more to go.
     const deadline = Date.now() + 60_000;
-    while (readdirSync(dataDir).length === 0) {
+    while (readdirSync(dataDir).filter((entry) => entry !== LOCK_SOCKET).length === 0) {
       assert.ok(Date.now() < deadline, `the database directory stayed empty:\n${server.output()}`);
       await new Promise((resolve) => setTimeout(resolve, 5));
     }

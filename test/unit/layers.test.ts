@@ -14,6 +14,7 @@ const FORBIDDEN: Readonly<Record<string, readonly string[]>> = {
   'src/db': ['src/http', 'src/rate-limit', 'src/client', 'web'],
   'src/client': ['src/http', 'src/rate-limit', 'src/auth', 'src/db', 'web'],
   'src/http': ['src/client', 'web'],
+  'src/cli': ['src/http', 'src/client', 'web'],
   web: ['src/http', 'src/rate-limit', 'src/auth', 'src/db'],
 };
 /**

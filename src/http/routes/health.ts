@@ -1,6 +1,7 @@
-// Liveness and readiness (contract §7): /healthz while the process runs, /readyz per dependency.
+// Liveness and readiness (contract §7, §12): /healthz while the process runs, /readyz per dependency, looked at once a second.
 import type { FastifyInstance } from 'fastify';
 import { isDraining } from '../drain.ts';
+import { ReadinessState } from '../readiness.ts';
 import type { Services } from '../services.ts';
 
 export async function healthRoutes(
@@ -9,26 +10,15 @@ export async function healthRoutes(
 ): Promise<void> {
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
 
+  const readiness = new ReadinessState(services.db, services.readiness, services.clock);
+
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
     // A draining instance (SIGTERM) is out of rotation at once, whatever its dependencies say.
     if (isDraining(app.server)) {
       reply.code(503).header('cache-control', 'no-store');
       return { status: 'draining' };
     }
-    const body: Record<string, string> = {};
-    let fatal = false;
-    try {
-      await services.db.query('SELECT 1');
-      body.database = 'up';
-    } catch {
-      body.database = 'down';
-      fatal = true;
-    }
-    for (const check of services.readiness) {
-      const result = await check.check();
-      body[check.name] = result.state;
-      fatal ||= result.fatal;
-    }
+    const { fatal, body } = await readiness.current();
     const degraded = Object.values(body).some((state) => state !== 'up');
     reply.code(fatal ? 503 : 200).header('cache-control', 'no-store');
     return { status: fatal ? 'unavailable' : degraded ? 'degraded' : 'ok', ...body };

@@ -1,0 +1,202 @@
+// The account command line (contract §7): add, disable, enable, set-password, list, on the configured database.
+// Run: npm run users -- <command>   (in the image: node src/cli/users.ts <command>)
+import { randomBytes } from 'node:crypto';
+import { createInterface } from 'node:readline';
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { AccountError, Accounts, passwordProblem } from '../auth/accounts.ts';
+import { hashPassword } from '../auth/passwords.ts';
+import { systemClock } from '../clock.ts';
+import { ConfigError, loadConfig } from '../config.ts';
+import { DatabaseUnavailableError } from '../db/availability.ts';
+import { DataDirInUseError } from '../db/data-dir-lock.ts';
+import { openDatabase } from '../db/database.ts';
+import { migrate } from '../db/migrate.ts';
+import { ROLES, type Role } from '../db/repositories/users.ts';
+import { isEmailAddress } from '../email.ts';
+
+const USAGE = `usage: npm run users -- <command> [options]   (in the image: node src/cli/users.ts <command> ...)
+  add --email <email> --name <name> --role employee|admin
+        the password comes from standard input; with none, one is generated and printed
+  disable --email <email>       it cannot sign in by any means; its sessions and device cookies end
+  enable --email <email>
+  set-password --email <email>  the new password from standard input
+  list`;
+
+/** Bad input: said in one line, and nothing was changed. */
+class UsageError extends Error {}
+
+type Command = 'add' | 'disable' | 'enable' | 'set-password' | 'list';
+const text = { type: 'string' } as const;
+const OPTIONS = {
+  add: { email: text, name: text, role: text },
+  disable: { email: text },
+  enable: { email: text },
+  'set-password': { email: text },
+  list: {},
+} as const satisfies Record<Command, Record<string, typeof text>>;
+
+/** Runs one command and answers its exit code; bad input throws before the database is opened. */
+async function run(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || ['help', '--help', '-h'].includes(command)) {
+    (command ? process.stdout : process.stderr).write(`${USAGE}\n`);
+    return command ? 0 : 1;
+  }
+  if (!Object.hasOwn(OPTIONS, command))
+    throw new UsageError(`unknown command "${command}": expected add, disable, enable, set-password or list`);
+  const options = parseOptions(command as Command, rest);
+  const password = await passwordFor(command as Command);
+
+  // The command line signs nothing: without SESSION_SECRET (required in production) any will do.
+  const config = loadConfig({
+    ...process.env,
+    SESSION_SECRET: process.env.SESSION_SECRET || randomBytes(32).toString('base64url'),
+  });
+  const db = await openDatabase(config);
+  try {
+    await migrate(db);
+    const accounts = new Accounts(db, {
+      clock: systemClock,
+      instance: config.instanceId,
+      source: 'users-cli',
+      hashPassword: (plain) => hashPassword(plain, config.passwordHashCost),
+    });
+    switch (command as Command) {
+      case 'add': {
+        const generated = password === null ? randomBytes(15).toString('base64url') : null; // 120 bits
+        const user = await accounts.add({
+          email: options.email!,
+          name: options.name!,
+          role: options.role as Role,
+          password: password ?? generated!,
+        });
+        console.log(`added ${user.role} ${user.email} (id ${user.id})`);
+        if (generated) console.log(`password: ${generated}`);
+        return 0;
+      }
+      case 'disable':
+        console.log(
+          (await accounts.disable(options.email!))
+            ? `disabled ${options.email}: its sessions and device cookies have ended`
+            : `${options.email} is disabled already: nothing changed`,
+        );
+        return 0;
+      case 'enable':
+        console.log(
+          (await accounts.enable(options.email!))
+            ? `enabled ${options.email}: it may sign in again`
+            : `${options.email} is not disabled: nothing changed`,
+        );
+        return 0;
+      case 'set-password':
+        await accounts.setPassword(options.email!, password!);
+        console.log(`set a new password for ${options.email}`);
+        return 0;
+      case 'list':
+        for (const account of await accounts.list()) {
+          const state =
+            account.disabledAt === null ? 'active' : `disabled ${new Date(account.disabledAt).toISOString()}`;
+          console.log(
+            [
+              String(account.id).padStart(5),
+              account.role.padEnd(8),
+              account.email,
+              `"${account.name}"`,
+              state,
+            ].join('  '),
+          );
+        }
+        return 0;
+    }
+  } finally {
+    await db.close();
+  }
+}
+
+/** The command's options, each required one present and well formed (checked before any database work). */
+function parseOptions(
+  command: Command,
+  args: readonly string[],
+): { email?: string; name?: string; role?: string } {
+  if (args.some((arg) => /^--?(password|pass|pw)(=|$)/i.test(arg)))
+    throw new UsageError('a password is never taken on the command line: give it on standard input');
+  let values: Record<string, string | undefined>;
+  try {
+    const parsed = parseArgs({ args: [...args], options: OPTIONS[command], strict: true });
+    values = parsed.values as Record<string, string | undefined>;
+  } catch (error) {
+    throw new UsageError(`${command}: ${(error as Error).message.split('\n')[0]}`);
+  }
+  for (const name of Object.keys(OPTIONS[command]))
+    if (!values[name]) throw new UsageError(`${command}: --${name} is required`);
+  if (values.email !== undefined && !isEmailAddress(values.email))
+    throw new UsageError(`not an email address: ${JSON.stringify(values.email)}`);
+  if (values.role !== undefined && !(ROLES as readonly string[]).includes(values.role))
+    throw new UsageError(`--role must be employee or admin, not ${JSON.stringify(values.role)}`);
+  return values;
+}
+
+/**
+ * The password a command takes, from standard input: `add` generates one when none comes (a
+ * terminal, or empty input); `set-password` asks a terminal without echo, and needs one.
+ */
+async function passwordFor(command: Command): Promise<string | null> {
+  if (command !== 'add' && command !== 'set-password') return null;
+  const given = process.stdin.isTTY
+    ? command === 'add'
+      ? ''
+      : await askHidden('new password: ')
+    : await readAll(process.stdin);
+  const password = given.replace(/\r?\n$/, '');
+  if (password === '') {
+    if (command === 'add') return null;
+    throw new UsageError('set-password: give the new password on standard input');
+  }
+  const problem = passwordProblem(password);
+  if (problem) throw new UsageError(problem);
+  return password;
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  let all = '';
+  for await (const chunk of stream) all += chunk;
+  return all;
+}
+
+/** Reads one line from the terminal without showing it. */
+async function askHidden(question: string): Promise<string> {
+  process.stderr.write(question);
+  const silent = new Writable({ write: (_chunk, _encoding, done) => done() });
+  const reader = createInterface({ input: process.stdin, output: silent, terminal: true });
+  try {
+    return await new Promise<string>((resolve) => reader.question('', resolve));
+  } finally {
+    reader.close();
+    process.stderr.write('\n');
+  }
+}
+
+/** One line for a person for every failure this command line expects; anything else keeps its stack. */
+function oneLine(error: unknown): string | null {
+  if (error instanceof UsageError || error instanceof AccountError || error instanceof DataDirInUseError)
+    return error.message;
+  if (error instanceof ConfigError) return `invalid configuration: ${error.problems.join('; ')}`;
+  if (error instanceof DatabaseUnavailableError)
+    return `the database cannot be reached: ${(error.cause as Error | undefined)?.message ?? 'no answer'}`;
+  return null;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  run(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      const line = oneLine(error);
+      console.error(line === null ? error : `users: ${line}`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,262 @@
+// Accounts as processes (contract §7): the command line on the embedded database and PostgreSQL (commands, events, bad input, a server on the directory), and a production start's logs.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { verifyPassword } from '../../src/auth/passwords.ts';
+import { openDatabase, type Queryable } from '../../src/db/database.ts';
+import { privateTestDatabase, type TestDatabase } from '../helpers/database.ts';
+import { listeningUrl, startServer } from '../helpers/server-process.ts';
+import { skipUnless } from '../helpers/services.ts';
+
+const CLI = fileURLToPath(new URL('../../src/cli/users.ts', import.meta.url));
+const skipPostgres = await skipUnless('postgres');
+const cleanups: (() => Promise<void>)[] = [];
+after(() => Promise.all(cleanups.map((cleanup) => cleanup())));
+
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `node src/cli/users.ts …args` with `input` on standard input (none: an empty one). */
+function users(env: Record<string, string>, args: readonly string[], input = ''): Promise<Run> {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { ...process.env, NODE_ENV: 'production', PASSWORD_HASH_COST: '64', SESSION_SECRET: '', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  child.stdin.end(input);
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+/** Where the command line works: its environment, and the database read directly between runs. */
+interface Target {
+  readonly env: Record<string, string>;
+  /** Reads the database; the embedded one is opened for the call only (one process at a time). */
+  read<T>(work: (db: Queryable) => Promise<T>): Promise<T>;
+}
+
+async function target(kind: 'embedded' | 'postgres'): Promise<Target> {
+  if (kind === 'postgres') {
+    const database: TestDatabase = await privateTestDatabase('postgres', { prepared: false });
+    cleanups.push(() => database.close());
+    return { env: { DATABASE_URL: database.url! }, read: (work) => work(database.db) };
+  }
+  const dataDir = await mkdtemp(join(tmpdir(), 'tp-users-'));
+  cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+  return {
+    env: { DATA_DIR: dataDir },
+    async read(work) {
+      const db = await openDatabase({ databaseUrl: null, dataDir });
+      try {
+        return await work(db);
+      } finally {
+        await db.close();
+      }
+    },
+  };
+}
+
+/** Everything an account change could touch, to show that a refused command changed nothing. */
+const snapshot = (db: Queryable) =>
+  Promise.all([
+    db.query('SELECT id, email, name, role, password_hash, disabled_at::text FROM users ORDER BY id'),
+    db.query('SELECT id, type, email FROM security_events ORDER BY id'),
+    db.query('SELECT id_hash FROM sessions ORDER BY id_hash'),
+  ]);
+
+const events = (db: Queryable) =>
+  db.query<{ type: string; control: string; email: string }>(
+    'SELECT type, control, email FROM security_events ORDER BY id',
+  );
+
+for (const kind of ['embedded', 'postgres'] as const) {
+  describe(`npm run users (${kind})`, { skip: kind === 'postgres' && skipPostgres }, () => {
+    it('adds, sets a password, disables (ending sessions), enables and lists, each change a security event', async () => {
+      const where = await target(kind);
+      const added = await users(where.env, [
+        'add',
+        '--email',
+        'Dana@Example.com',
+        '--name',
+        'Dana Scully',
+        '--role',
+        'admin',
+      ]);
+      assert.equal(added.code, 0, added.stderr);
+      const generated = /^password: (\S+)$/m.exec(added.stdout)?.[1];
+      assert.ok(generated && generated.length >= 12, added.stdout);
+      const withInput = await users(
+        where.env,
+        ['add', '--email', 'eve@example.com', '--name', 'Eve', '--role', 'employee'],
+        'a password from stdin\n',
+      );
+      assert.equal(withInput.code, 0, withInput.stderr);
+      assert.doesNotMatch(withInput.stdout, /password:/, 'a given password is not printed');
+
+      const hashes = await where.read((db) =>
+        db.query<{ email: string; password_hash: string }>(
+          'SELECT email, password_hash FROM users ORDER BY id',
+        ),
+      );
+      assert.deepEqual(
+        hashes.map((row) => row.email),
+        ['dana@example.com', 'eve@example.com'],
+      );
+      assert.ok(await verifyPassword(generated, hashes[0]!.password_hash));
+      assert.ok(await verifyPassword('a password from stdin', hashes[1]!.password_hash));
+
+      const set = await users(
+        where.env,
+        ['set-password', '--email', 'EVE@example.com'],
+        'another long password\n',
+      );
+      assert.equal(set.code, 0, set.stderr);
+      await where.read((db) =>
+        db.query(
+          `INSERT INTO sessions (id_hash, user_id, expires_at)
+           SELECT 'h' || g, 2, now() + interval '1 hour' FROM generate_series(1, 2) g`,
+        ),
+      );
+      const disabled = await users(where.env, ['disable', '--email', 'eve@example.com']);
+      assert.equal(disabled.code, 0, disabled.stderr);
+      const again = await users(where.env, ['disable', '--email', 'eve@example.com']);
+      assert.equal(again.code, 0, again.stderr);
+      assert.match(again.stdout, /disabled already: nothing changed/);
+      const listed = await users(where.env, ['list']);
+      assert.match(listed.stdout, /dana@example\.com\s+"Dana Scully"\s+active/);
+      assert.match(listed.stdout, /eve@example\.com\s+"Eve"\s+disabled \d{4}-/);
+      assert.equal((await users(where.env, ['enable', '--email', 'eve@example.com'])).code, 0);
+
+      const after = await where.read(async (db) => ({
+        sessions: await db.query('SELECT id_hash FROM sessions'),
+        hash: (await db.query<{ password_hash: string }>('SELECT password_hash FROM users WHERE id = 2'))[0]!,
+        events: await events(db),
+      }));
+      assert.deepEqual(after.sessions, [], 'disabling ended every session');
+      assert.ok(await verifyPassword('another long password', after.hash.password_hash));
+      assert.deepEqual(after.events, [
+        { type: 'account-created', control: 'users-cli', email: 'dana@example.com' },
+        { type: 'account-created', control: 'users-cli', email: 'eve@example.com' },
+        { type: 'password-set', control: 'users-cli', email: 'eve@example.com' },
+        { type: 'account-disabled', control: 'users-cli', email: 'eve@example.com' },
+        { type: 'account-enabled', control: 'users-cli', email: 'eve@example.com' },
+      ]);
+    });
+
+    it('answers bad input with one line on stderr and a non-zero exit, and changes nothing', async () => {
+      const where = await target(kind);
+      assert.equal(
+        (await users(where.env, ['add', '--email', 'f@example.com', '--name', 'F', '--role', 'employee']))
+          .code,
+        0,
+      );
+      const before = await where.read(snapshot);
+      const cases: [string[], string, RegExp][] = [
+        [
+          [
+            'add',
+            '--email',
+            'g@example.com',
+            '--name',
+            'G',
+            '--role',
+            'employee',
+            '--password',
+            'secret-secret',
+          ],
+          '',
+          /never taken on the command line/,
+        ],
+        [
+          ['add', '--email', 'g@example.com', '--name', 'G', '--role', 'boss'],
+          '',
+          /--role must be employee or admin/,
+        ],
+        [['add', '--email', 'not-an-email', '--name', 'G', '--role', 'employee'], '', /not an email address/],
+        [['add', '--email', 'g@example.com', '--role', 'employee'], '', /--name is required/],
+        [['add', '--email', 'g@example.com', '--name', 'G', '--role', 'employee'], 'short\n', /too short/],
+        [['add', '--email', 'F@example.com', '--name', 'F again', '--role', 'admin'], '', /exists already/],
+        [['disable', '--email', 'nobody@example.com'], '', /no account has the email/],
+        [['set-password', '--email', 'f@example.com'], '', /give the new password on standard input/],
+        [['remove', '--email', 'f@example.com'], '', /unknown command "remove"/],
+        [['list', '--all'], '', /list: Unknown option '--all'/],
+      ];
+      for (const [args, input, message] of cases) {
+        const run = await users(where.env, args, input);
+        assert.notEqual(run.code, 0, args.join(' '));
+        assert.equal(run.stdout, '', args.join(' '));
+        assert.equal(
+          run.stderr.trimEnd().split('\n').length,
+          1,
+          `one line for ${args.join(' ')}:\n${run.stderr}`,
+        );
+        assert.match(run.stderr, message);
+      }
+      assert.deepEqual(await where.read(snapshot), before);
+    });
+  });
+}
+
+describe('npm run users with a server running on the embedded database', () => {
+  it('says so in one line, and leaves the server serving', async (t) => {
+    const where = await target('embedded');
+    const server = startServer({ DATA_DIR: where.env.DATA_DIR! });
+    t.after(() => server.child.kill('SIGKILL'));
+    const url = await listeningUrl(server.output, server.exited);
+    const run = await users({ ...where.env, NODE_ENV: 'development' }, ['list']);
+    assert.equal(run.code, 1);
+    assert.match(
+      run.stderr,
+      /^users: the embedded database in .* is in use by another process \(a running server\?\)/,
+    );
+    assert.equal(run.stderr.trimEnd().split('\n').length, 1, run.stderr);
+    assert.equal((await fetch(`${url}/readyz`)).status, 200);
+    server.child.kill('SIGTERM');
+    assert.equal(await server.exited, 0);
+    const listed = await users({ ...where.env, NODE_ENV: 'development' }, ['list']);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.match(listed.stdout, /admin@example\.com/);
+  });
+});
+
+describe('a production start, as the image runs it', () => {
+  const production = { NODE_ENV: 'production', SESSION_SECRET: 's'.repeat(32) };
+
+  it('creates no demo account and logs how to create the first admin', async (t) => {
+    const where = await target('embedded');
+    const server = startServer({ ...where.env, ...production });
+    t.after(() => server.child.kill('SIGKILL'));
+    await listeningUrl(server.output, server.exited);
+    assert.match(
+      server.output(),
+      /no admin account may sign in: set BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD/,
+    );
+    assert.doesNotMatch(server.output(), /Seeded demo data|demo-password/);
+    server.child.kill('SIGTERM');
+    assert.equal(await server.exited, 0);
+    assert.deepEqual(await where.read((db) => db.query('SELECT id FROM users')), []);
+  });
+
+  it('warns of the published passwords when SEED_DEMO=true seeds them anyway', async (t) => {
+    const where = await target('embedded');
+    const server = startServer({ ...where.env, ...production, SEED_DEMO: 'true' });
+    t.after(() => server.child.kill('SIGKILL'));
+    await listeningUrl(server.output, server.exited);
+    assert.match(server.output(), /Seeded demo data/);
+    assert.match(
+      server.output(),
+      /"level":40,.*SEED_DEMO=true under NODE_ENV=production: the demo accounts have a published password/,
+    );
+    server.child.kill('SIGTERM');
+    assert.equal(await server.exited, 0);
+  });
+});

@@ -84,7 +84,11 @@ describe('the sign-in form under a flood, with proved work', { skip: skipWithout
       true,
       'the newest attempt of the flood was answered LOGIN_BUSY, with a challenge',
     );
-    assert.equal(await page.locator('#login-error').textContent(), '', 'no error is shown while it makes room');
+    assert.equal(
+      await page.locator('#login-error').textContent(),
+      '',
+      'no error is shown while it makes room',
+    );
     hasher.releaseNext(50); // the running check ends: alice's is next, ahead of the older waiting one
     await hasher.untilHeld(1);
     assert.equal(hasher.held[0]!.password, DEMO_PASSWORD);

@@ -5,12 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import {
-  Availability,
-  DatabaseUnavailableError,
-  isStatementTimeout,
-  isUnavailable,
-} from './availability.ts';
+import { Availability, DatabaseUnavailableError, isStatementTimeout, isUnavailable } from './availability.ts';
 import { LOCK_SOCKET, lockDataDir } from './data-dir-lock.ts';
 
 /** Where `npm run build` leaves an initialised data directory (src/db/pglite-template.ts). */

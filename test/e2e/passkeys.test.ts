@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Page } from 'playwright-core';
 import { DEVICE_COOKIE } from '../../src/auth/devices.ts';
 import { ensurePortalBuilt } from '../../web/build.ts';
@@ -37,22 +38,29 @@ async function virtualAuthenticator(page: Page) {
 }
 
 /**
- * Signs in with the passkey the page's authenticator holds and waits to be signed in. The
- * virtual authenticator answers the sign-in form's conditional (autofill) request by itself, as a
- * person picking the passkey from autofill would; where it has not yet, the button asks for it.
+ * Signs in with the passkey the page's authenticator holds, on the sign-in page that `arrive` opens,
+ * and waits to be signed in. The virtual authenticator answers the sign-in form's conditional
+ * (autofill) request by itself, as a person picking the passkey from autofill would, and it may do
+ * so before any check of the page could see the form: so the sign-in is awaited as the response it
+ * is, watched from before `arrive`. Where autofill has not answered within 3 s, the button asks.
  */
-async function signInWithPasskey(page: Page): Promise<void> {
-  const answer = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/auth/passkey/login');
-  const signedIn = page.getByRole('button', { name: 'Sign out' });
-  const byAutofill = await signedIn.waitFor({ timeout: 3000 }).then(
-    () => true,
-    () => false,
-  );
+async function signInWithPasskey(page: Page, arrive: () => Promise<unknown>): Promise<void> {
+  const answer = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/auth/passkey/login', {
+    timeout: 60_000,
+  });
+  await arrive();
+  const byAutofill = await Promise.race([
+    answer.then(
+      () => true,
+      () => false,
+    ),
+    delay(3000).then(() => false),
+  ]);
   if (!byAutofill) await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
   const response = await answer;
   assert.equal(response.status(), 200, await response.text());
   // Signed in, on the page the URL names (the Account page after signing out of it).
-  await signedIn.waitFor();
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
 }
 
 describe('passkeys in the portal', { skip: skipWithoutChromium() }, () => {
@@ -70,6 +78,7 @@ describe('passkeys in the portal', { skip: skipWithoutChromium() }, () => {
     const page = await openBrowser(t, { width: 375, height: 800 });
     const authenticator = await virtualAuthenticator(page);
     await page.goto(`${base}/`);
+    assert.equal(await page.getByLabel('Email').getAttribute('autocomplete'), 'username webauthn');
     await submitLogin(page, ALICE, DEMO_PASSWORD);
     await page.getByRole('heading', { name: 'Tasks', level: 1 }).waitFor();
 
@@ -88,18 +97,15 @@ describe('passkeys in the portal', { skip: skipWithoutChromium() }, () => {
     await page.locator('#passkeys-outcome', { hasText: 'Passkey renamed to “Laptop”.' }).waitFor();
     await page.waitForFunction(() => document.activeElement?.getAttribute('aria-label') === 'Rename Laptop');
 
-    await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.getByRole('heading', { name: 'Sign in', level: 1 }).waitFor();
-    assert.equal(await page.getByLabel('Email').getAttribute('autocomplete'), 'username webauthn');
-    await signInWithPasskey(page);
+    // Signing out opens the sign-in form, whose autofill request the authenticator may answer at once.
+    await signInWithPasskey(page, () => page.getByRole('button', { name: 'Sign out' }).click());
 
     // The same credential in another browser (a synced passkey): a new device, signed in.
     const [credential] = await authenticator.credentials();
     assert.ok(credential, 'the authenticator holds the passkey');
     const other = await openBrowser(t, { width: 375, height: 800 });
     await (await virtualAuthenticator(other)).add(credential);
-    await other.goto(`${base}/`);
-    await signInWithPasskey(other);
+    await signInWithPasskey(other, () => other.goto(`${base}/`));
     const cookies = await other.context().cookies(`${base}/api/auth/`);
     assert.ok(
       cookies.some((cookie) => cookie.name === DEVICE_COOKIE),

@@ -5,7 +5,6 @@
 // solve every challenge at the effort asked (node:crypto, their fastest in JavaScript) and come back
 // with it. Meanwhile carol signs in from a new browser every 250 ms, timed from her first attempt to
 // her answer, solving what she is asked with the page's own solver (src/client/work-solver.ts).
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { searchNonce } from '../src/client/index.ts';
 import { freePort } from '../test/helpers/redis-server.ts';
@@ -19,6 +18,7 @@ import {
   outcome,
   PASSWORD,
   percentiles,
+  runAttackers,
   type ScenarioResults,
   startServer,
   tally,
@@ -33,25 +33,8 @@ const ATTACKERS = fileURLToPath(new URL('./flood-proved-work-attackers.ts', impo
 const GIVE_UP_MS = 30_000;
 
 function startAttackers(settings: FloodSettings, port: number, solve: boolean): Promise<AttackWork> {
-  const args = [ATTACKERS, String(port), String(settings.concurrency)];
-  args.push(String(settings.durationMs), solve ? '1' : '0');
-  const child =
-    settings.attackerNice > 0
-      ? spawn('nice', ['-n', String(settings.attackerNice), process.execPath, ...args], {
-          stdio: ['ignore', 'pipe', 'inherit'],
-        })
-      : spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
-  });
-  return new Promise((resolve, reject) =>
-    child.once('exit', (code) =>
-      code === 0
-        ? resolve(JSON.parse(out) as AttackWork)
-        : reject(new Error(`the attackers exited with ${code}`)),
-    ),
-  );
+  const args = [String(port), String(settings.concurrency), String(settings.durationMs), solve ? '1' : '0'];
+  return runAttackers<AttackWork>(settings, ATTACKERS, args);
 }
 
 interface Owner {

@@ -407,28 +407,27 @@ interface AttackFigures {
  * real flood) is not taken first from the server they attack.
  */
 function startAttackers(settings: FloodSettings, port: number): Promise<AttackFigures> {
-  const args = [
-    fileURLToPath(import.meta.url),
-    'attack',
-    String(port),
-    String(settings.concurrency),
-    String(settings.durationMs),
-  ];
-  const child =
-    settings.attackerNice > 0
-      ? spawn('nice', ['-n', String(settings.attackerNice), process.execPath, ...args], {
-          stdio: ['ignore', 'pipe', 'inherit'],
-        })
-      : spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const args = ['attack', String(port), String(settings.concurrency), String(settings.durationMs)];
+  return runAttackers<AttackFigures>(settings, fileURLToPath(import.meta.url), args);
+}
+
+/** Runs an attackers' script in a process of its own at FLOOD_ATTACKER_NICE; resolves to the JSON it prints. */
+export function runAttackers<T>(
+  settings: FloodSettings,
+  script: string,
+  args: readonly string[],
+): Promise<T> {
+  const command = [process.execPath, script, ...args];
+  const [file, ...rest] =
+    settings.attackerNice > 0 ? ['nice', '-n', String(settings.attackerNice), ...command] : command;
+  const child = spawn(file as string, rest, { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (chunk: Buffer) => {
     out += chunk.toString();
   });
   return new Promise((resolve, reject) =>
     child.once('exit', (code) =>
-      code === 0
-        ? resolve(JSON.parse(out) as AttackFigures)
-        : reject(new Error(`the attackers exited with ${code}`)),
+      code === 0 ? resolve(JSON.parse(out) as T) : reject(new Error(`the attackers exited with ${code}`)),
     ),
   );
 }

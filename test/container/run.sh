@@ -214,8 +214,12 @@ case "$pid1" in
   'node src/server.ts '*'Uid:'*1000*) echo "PID 1: $pid1" | tr '\n\t' '  ' && echo ;;
   *) fail "PID 1 is not the server as the user node: $pid1" ;;
 esac
-curl -fsS "http://127.0.0.1:$metrics_port/metrics" | grep -q '^# TYPE http_requests_total counter' ||
+# The page is read whole before it is searched: grep -q stops reading at the first match, and
+# curl, writing the rest into a closed pipe, would fail the pipeline (curl: (23)).
+metrics_page=$(curl -fsS "http://127.0.0.1:$metrics_port/metrics") ||
   fail 'the metrics listener did not answer on METRICS_PORT'
+grep -q '^# TYPE http_requests_total counter' <<<"$metrics_page" ||
+  fail 'the metrics page lacks http_requests_total'
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/metrics")" = 404 ] ||
   fail '/metrics answered on the public port'
 

@@ -114,7 +114,7 @@ export const provedWorkScenario: FloodScenario = {
       Object.keys(o.byStatus).every((s) => s === '200') &&
       ms(o).p95 <= P95_TARGET_MS;
     const a = solving.attack;
-    const rate = a.hashes / Math.max(a.solveSeconds, 1e-9);
+    const rate = Math.max(a.hashesPerCoreSecond, 1e-9);
     const perAdmitted = a.hashes / Math.max(1, a.admitted);
     const costMs = (perAdmitted / rate) * 1000;
     const verdicts = [
@@ -133,7 +133,7 @@ export const provedWorkScenario: FloodScenario = {
         ([who, o, atk]) =>
           `${who}: ${o.latencies.length} sign-ins, p50 ${ms(o).p50} ms, p95 ${ms(o).p95} ms, max ${ms(o).max} ms (${counts(o.byStatus)}); she solved ${o.solved} challenges, ${o.hashes} hashes; attackers ${atk.attempts} attempts, ${atk.admitted} checked, bits asked last ${atk.lastBits}, most ${atk.maxBits}`,
       ),
-      `attackers solving: ${a.hashes} hashes at ${Math.round(rate)} hashes/s a process, ${Math.round(perAdmitted)} hashes per admitted attempt = ${costMs.toFixed(0)} ms of a core against ${checkMs.toFixed(0)} ms of ours per check`,
+      `attackers solving: ${a.hashes} hashes, ${Math.round(rate)} hashes/s on one core alone, ${Math.round(perAdmitted)} hashes per admitted attempt = ${costMs.toFixed(0)} ms of a core against ${checkMs.toFixed(0)} ms of ours per check`,
     ];
     return {
       name: 'proved-work',

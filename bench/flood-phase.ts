@@ -77,7 +77,7 @@ export function floodMarkdown(r: FloodResults): string {
       ]),
     ),
     '',
-    `Attempts ${r.attack.perSecond}/s, ${(r.attack.shedShare * 100).toFixed(1)} % shed; password checks ${r.checksPerSecond}/s under the flood against ${r.machineChecksPerSecond}/s on the machine alone; ` +
+    `Attempts ${r.attack.perSecond}/s, ${(r.attack.shedShare * 100).toFixed(1)} % shed; password checks ${r.checksPerSecond}/s under the flood against ${r.machineChecksPerSecond}/s on the machine alone (${r.machineChecksRange.join('–')} before and after), ${r.machineChecksLeftPerSecond}/s of it left by the load generators' ${r.loadGeneratorCores} cores; ` +
       `server peak RSS ${r.peakRssMb} MB; load average (1 min) ${r.load.before.toFixed(2)} before, ${r.load.after.toFixed(2)} after.`,
     '',
     guardTable(

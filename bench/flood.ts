@@ -90,7 +90,17 @@ export interface FloodResults {
   readonly settings: Omit<FloodSettings, 'serverDir'> & { serverDir: string };
   /** The 1-minute load average before and after the run (the machine may be shared). */
   readonly load: { readonly before: number; readonly after: number };
+  /** The mean of two measurements, before and after the flood (the machine's own speed drifts). */
   readonly machineChecksPerSecond: number;
+  readonly machineChecksRange: readonly [number, number];
+  /**
+   * Cores the load generators took during the flood (the attackers' process and this one's
+   * owners): on this one machine they take CPU from the checks, where a real flood's attackers
+   * run on machines of their own.
+   */
+  readonly loadGeneratorCores: number;
+  /** The machine's checks/s alone, less the load generators' share of its cores. */
+  readonly machineChecksLeftPerSecond: number;
   readonly attack: {
     readonly attempts: number;
     readonly perSecond: number;
@@ -100,6 +110,7 @@ export interface FloodResults {
   };
   /** Password checks the server ran per second under the flood (answers that were checked: 200 and 401). */
   readonly checksPerSecond: number;
+  /** checksPerSecond / machineChecksLeftPerSecond. */
   readonly checksShareOfMachine: number;
   readonly owners: {
     readonly knownDevice: OwnerFigures;
@@ -277,6 +288,9 @@ export function outcome(answer: Answer): string {
   return code === 'LOGIN_BUSY' && !answer.headers['retry-after'] ? `${label} without Retry-After` : label;
 }
 
+/** User + system seconds of a `process.cpuUsage()` reading. */
+export const cpuSeconds = (usage: NodeJS.CpuUsage): number => (usage.user + usage.system) / 1e6;
+
 /** Password checks per second on this machine alone: `threads` argon2id checks in flight for `ms`. */
 export async function machineChecksPerSecond(threads: number, ms = 5000): Promise<number> {
   const salt = randomBytes(16);
@@ -381,6 +395,7 @@ export async function startServer(settings: FloodSettings, port: number) {
     return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
   };
   const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
     const force = setTimeout(() => child.kill('SIGKILL'), 15_000);
@@ -399,6 +414,8 @@ interface AttackFigures {
   readonly checked: number;
   readonly latencyMs: Percentiles;
   readonly transportErrors: number;
+  /** CPU time the attackers' process spent (user + system), seconds. */
+  readonly cpuSeconds: number;
 }
 
 /**
@@ -469,6 +486,7 @@ async function attack(port: number, concurrency: number, durationMs: number): Pr
     checked,
     latencyMs: percentiles(latencies),
     transportErrors,
+    cpuSeconds: cpuSeconds(process.cpuUsage()),
   };
 }
 
@@ -476,8 +494,8 @@ export async function runFlood(settings: FloodSettings): Promise<FloodResults> {
   const loadBefore = loadavg()[0]!;
   const threads = Number(settings.serverEnv.LOGIN_HASH_CONCURRENCY ?? availableParallelism());
   log(`measuring the machine's password checks alone (${threads} at once, 5 s)`);
-  const alone = await checksAlone(settings, threads);
-  log(`${alone.toFixed(1)} checks/s alone`);
+  const aloneBefore = await checksAlone(settings, threads);
+  log(`${aloneBefore.toFixed(1)} checks/s alone`);
 
   const port = await freePort();
   const server = await startServer(settings, port);
@@ -499,6 +517,7 @@ export async function runFlood(settings: FloodSettings): Promise<FloodResults> {
       signedIn: { latencies: [] as number[], byStatus: {} as Record<string, number> },
     };
     const started = performance.now();
+    const ownCpu = process.cpuUsage();
     const end = started + settings.durationMs;
     const running = () => performance.now() < end;
     const attackers = startAttackers(settings, port);
@@ -547,6 +566,7 @@ export async function runFlood(settings: FloodSettings): Promise<FloodResults> {
     ]);
     transportErrors += attack.transportErrors;
     const seconds = (Math.min(performance.now(), end) - started) / 1000;
+    const generatorCores = (attack.cpuSeconds + cpuSeconds(process.cpuUsage(ownCpu))) / seconds;
     const attempts = attack.attempts;
     const shed = Object.entries(attack.byStatus)
       .filter(([key]) => key.startsWith('503 LOGIN_BUSY'))
@@ -561,11 +581,22 @@ export async function runFlood(settings: FloodSettings): Promise<FloodResults> {
       latencyMs: percentiles(f.latencies),
     });
     const { serverDir: _dir, ...rest } = settings;
+    // The server's peak, then the machine alone again with the server gone.
+    const peakRssMb = server.peakRssMb();
+    await server.stop();
+    log('measuring the checks alone again');
+    const aloneAfter = await checksAlone(settings, threads);
+    const alone = (aloneBefore + aloneAfter) / 2;
+    const cores = availableParallelism();
+    const left = (alone * Math.max(0, cores - generatorCores)) / cores;
     return {
       date: new Date().toISOString(),
       settings: { ...rest, serverDir: settings.serverDir === REPO ? '.' : settings.serverDir },
       load: { before: loadBefore, after: loadavg()[0]! },
       machineChecksPerSecond: round(alone),
+      machineChecksRange: [round(Math.min(aloneBefore, aloneAfter)), round(Math.max(aloneBefore, aloneAfter))],
+      loadGeneratorCores: round(generatorCores, 2),
+      machineChecksLeftPerSecond: round(left),
       attack: {
         attempts,
         perSecond: round(attempts / seconds),
@@ -574,7 +605,7 @@ export async function runFlood(settings: FloodSettings): Promise<FloodResults> {
         latencyMs: attack.latencyMs,
       },
       checksPerSecond: round(checked / seconds),
-      checksShareOfMachine: round(checked / seconds / alone, 3),
+      checksShareOfMachine: round(checked / seconds / left, 3),
       owners: {
         knownDevice: figures(owners.knownDevice),
         unknownDevice: figures(owners.unknownDevice),
@@ -582,7 +613,7 @@ export async function runFlood(settings: FloodSettings): Promise<FloodResults> {
       },
       companions: Object.fromEntries((await companions).map((f, i) => [FLOOD_COMPANIONS[i]!.name, f])),
       transportErrors,
-      peakRssMb: round(server.peakRssMb()),
+      peakRssMb: round(peakRssMb),
     };
   } finally {
     await server.stop();
@@ -627,8 +658,8 @@ export function floodVerdicts(r: FloodResults): { target: string; measured: stri
         signedIn.requests > 0 && statuses(signedIn).every((s) => s === '200') && signedIn.latencyMs.p99 <= 50,
     },
     {
-      target: 'checks/s under the flood within 10 % of the machine alone',
-      measured: `${r.checksPerSecond}/s vs ${r.machineChecksPerSecond}/s (${(r.checksShareOfMachine * 100).toFixed(0)} %)`,
+      target: "checks/s under the flood within 10 % of the machine alone, less the load generators' cores",
+      measured: `${r.checksPerSecond}/s vs ${r.machineChecksLeftPerSecond}/s (${(r.checksShareOfMachine * 100).toFixed(0)} %)`,
       held: r.checksShareOfMachine >= 0.9,
     },
     { target: 'peak RSS ≤ 350 MB', measured: `${r.peakRssMb} MB`, held: r.peakRssMb <= 350 },
@@ -652,7 +683,7 @@ export function floodSummary(r: FloodResults): string {
     `known-device owner: ${r.owners.knownDevice.requests} sign-ins, ${p(r.owners.knownDevice.latencyMs)} (${statuses(r.owners.knownDevice.byStatus)})`,
     `unknown-device owner: ${r.owners.unknownDevice.requests} sign-ins, ${p(r.owners.unknownDevice.latencyMs)} (${statuses(r.owners.unknownDevice.byStatus)})`,
     `signed-in GET /api/auth/me: ${r.owners.signedIn.requests} requests, p99 ${r.owners.signedIn.latencyMs.p99} ms, max ${r.owners.signedIn.latencyMs.max} ms (${statuses(r.owners.signedIn.byStatus)})`,
-    `checks: ${r.checksPerSecond}/s under the flood, ${r.machineChecksPerSecond}/s alone (${(r.checksShareOfMachine * 100).toFixed(0)} %)`,
+    `checks: ${r.checksPerSecond}/s under the flood; alone ${r.machineChecksPerSecond}/s (${r.machineChecksRange.join('–')}), ${r.machineChecksLeftPerSecond}/s less the load generators' ${r.loadGeneratorCores} cores (${(r.checksShareOfMachine * 100).toFixed(0)} %)`,
     ...Object.entries(r.companions).map(
       ([name, f]) => `${name}: ${f.requests} requests, ${p(f.latencyMs)} (${statuses(f.byStatus)})`,
     ),

@@ -94,7 +94,11 @@ function calibrate(): number {
   let n = 0;
   while (performance.now() - t0 < 1000) {
     for (let i = 0; i < 1000; i++, n++) {
-      leadingZeroBits(createHash('sha256').update(workMessage('calibration', String(n))).digest());
+      leadingZeroBits(
+        createHash('sha256')
+          .update(workMessage('calibration', String(n)))
+          .digest(),
+      );
     }
   }
   return (n * 1000) / (performance.now() - t0);

@@ -594,7 +594,10 @@ export async function runFlood(settings: FloodSettings): Promise<FloodResults> {
       settings: { ...rest, serverDir: settings.serverDir === REPO ? '.' : settings.serverDir },
       load: { before: loadBefore, after: loadavg()[0]! },
       machineChecksPerSecond: round(alone),
-      machineChecksRange: [round(Math.min(aloneBefore, aloneAfter)), round(Math.max(aloneBefore, aloneAfter))],
+      machineChecksRange: [
+        round(Math.min(aloneBefore, aloneAfter)),
+        round(Math.max(aloneBefore, aloneAfter)),
+      ],
       loadGeneratorCores: round(generatorCores, 2),
       machineChecksLeftPerSecond: round(left),
       attack: {

@@ -371,6 +371,9 @@ export async function startServer(settings: FloodSettings, port: number) {
       PORT: String(port),
       DATA_DIR: dataDir,
       TRUST_PROXY: '127.0.0.1',
+      // No metrics listener unless FLOOD_ENV asks: a second server on this host (or one the bench
+      // left) would otherwise stop at its fixed port.
+      METRICS_PORT: '0',
       ...settings.serverEnv,
     },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -1,6 +1,7 @@
 // The gate in front of every password check at login (contract §11): a few checks at once, known devices first, shed instead of queueing.
 import type { Clock } from '../clock.ts';
-import { WORK_BITS_MAX } from '../proved-work.ts';
+import { AskedBits } from './asked-bits.ts';
+import { KnownLane } from './known-lane.ts';
 import { WorkLine } from './work-line.ts';
 
 /** Known-device attempts wait in a lane of their own, served first; every other attempt shares the other. */
@@ -22,9 +23,6 @@ export const SHARED: GatePlace = Object.freeze({ lane: 'shared' });
  * their own account gets its extra attempts refused at once (429) instead of queued without bound.
  */
 export const MAX_WAITING_PER_ACCOUNT = 4;
-
-/** How long the work of admitted attempts counts as "lately" for the bits asked, and pressure lasts after a shed. */
-export const WORK_WINDOW_MS = 10_000;
 
 export interface HashGateOptions {
   /** Checks that may run at once. */
@@ -143,24 +141,10 @@ export class HashGate {
   private holding = 0;
   /** The shared line, by proved work then arrival. */
   private readonly shared = new WorkLine<Waiter>();
-  /** Each account's known-device attempts, oldest first, and the order in which accounts get a turn. */
-  private readonly known = new Map<string, Waiter[]>();
-  private turns: string[] = [];
-  private knownQueued = 0;
-  /** Accounts with a known-device check running (one each at most). */
-  private readonly knownRunning = new Set<string>();
-  /**
-   * Accounts with known-device attempts waiting and no check running: each will take one slot, and
-   * its backlog then runs on that slot, one check at a time. Kept as a count so the estimate never
-   * walks the queues.
-   */
-  private waitingAccounts = 0;
+  /** Known-device attempts by account, the accounts in turn. */
+  private readonly known = new KnownLane<Waiter>();
   private readonly observers = new Set<HashGateObserver>();
-  /** The last shed (pressure, for the bits asked), and the least work granted in this and the last half-window. */
-  private lastShedAt = Number.NEGATIVE_INFINITY;
-  private windowStart = Number.NEGATIVE_INFINITY;
-  private leastNow = Number.POSITIVE_INFINITY;
-  private leastBefore = Number.POSITIVE_INFINITY;
+  private readonly bits = new AskedBits();
 
   constructor(options: HashGateOptions) {
     if (!Number.isInteger(options.concurrency) || options.concurrency < 1)
@@ -185,9 +169,9 @@ export class HashGate {
   enter(place: GatePlace): Admission {
     const now = this.clock.now();
     this.expire(now);
-    const line = place.lane === 'known' ? this.known.get(place.account) : undefined;
-    if (line && line.length >= MAX_WAITING_PER_ACCOUNT)
-      return { shed: false, ticket: null, retryAfter: this.retryAfter(line.length * this.checkMs) };
+    const waiting = place.lane === 'known' ? this.known.waiting(place.account) : 0;
+    if (waiting >= MAX_WAITING_PER_ACCOUNT)
+      return { shed: false, ticket: null, retryAfter: this.retryAfter(waiting * this.checkMs) };
     const waiter = new Waiter(this, place, now);
     if (place.lane === 'shared') {
       if (this.expectedWaitMs(waiter.work) > this.maxWaitMs) {
@@ -195,15 +179,8 @@ export class HashGate {
         return { shed: true };
       }
       this.shared.push(waiter);
-    } else if (line) {
-      line.push(waiter);
-      this.knownQueued++;
     } else {
-      this.tracked(place.account, () => {
-        this.known.set(place.account, [waiter]);
-        this.turns.push(place.account);
-      });
-      this.knownQueued++;
+      this.known.push(place.account, waiter);
     }
     this.pump(now);
     if (place.lane === 'shared') this.displace(now);
@@ -235,8 +212,9 @@ export class HashGate {
    * slot of the estimate.
    */
   expectedWaitMs(work = 0): number {
-    if (this.running + this.waitingAccounts + this.shared.size < this.concurrency) return 0;
-    const ahead = this.waitingAccounts + this.shared.atLeast(work);
+    const waitingAccounts = this.known.waitingAccounts;
+    if (this.running + waitingAccounts + this.shared.size < this.concurrency) return 0;
+    const ahead = waitingAccounts + this.shared.atLeast(work);
     // It starts after the work ahead of it and one more check end; checks end at concurrency/checkMs.
     return ((ahead + 1) * this.checkMs) / this.concurrency;
   }
@@ -247,10 +225,7 @@ export class HashGate {
    * client that solves it is served before everything that proved less.
    */
   askedBits(now = this.clock.now()): number {
-    if (now - this.lastShedAt > WORK_WINDOW_MS) return 0;
-    this.roll(now);
-    const least = Math.min(this.leastNow, this.leastBefore);
-    return Math.min(WORK_BITS_MAX, (Number.isFinite(least) ? least : 0) + 1);
+    return this.bits.at(now);
   }
 
   state(): GateState {
@@ -258,7 +233,7 @@ export class HashGate {
     return {
       concurrency: this.concurrency,
       running: this.running,
-      queued: { known: this.knownQueued, shared: this.shared.size },
+      queued: { known: this.known.queued, shared: this.shared.size },
       held: this.holding,
       checkMs: this.checkMs,
       askedBits: this.askedBits(),
@@ -286,12 +261,12 @@ export class HashGate {
     if (was === 'running') {
       this.running--;
       const { place } = waiter;
-      if (place.lane === 'known') this.tracked(place.account, () => this.knownRunning.delete(place.account));
+      if (place.lane === 'known') this.known.finished(place.account);
     } else if (waiter.place.lane === 'shared') {
       this.shared.left(waiter);
       waiter.resolve({ shed: true, retryAfter: this.retryAfter(this.expectedWaitMs()) });
     } else {
-      this.dropKnown(waiter);
+      this.known.drop(waiter.place.account, waiter);
       waiter.resolve({ shed: true, retryAfter: 1 });
     }
     this.pump(this.clock.now());
@@ -301,33 +276,15 @@ export class HashGate {
   private pump(now: number): void {
     this.expire(now);
     while (this.running < this.concurrency) {
-      const next = this.nextKnown() ?? this.nextShared();
+      const next = this.known.next() ?? this.nextShared();
       if (!next) return;
       next.state = 'running';
       this.running++;
-      const { place } = next;
-      if (place.lane === 'known') this.tracked(place.account, () => this.knownRunning.add(place.account));
       const waited = now - next.queuedAt;
-      if (next.place.lane === 'shared') this.noteGranted(next.work, now);
+      if (next.place.lane === 'shared') this.bits.granted(next.work, now);
       this.notify((o) => o.granted?.(next.place.lane, waited, next.work));
       next.resolve({ shed: false });
     }
-  }
-
-  /** The first account in turn with no check running: its oldest attempt, and the account goes to the back. */
-  private nextKnown(): Waiter | null {
-    for (let i = 0; i < this.turns.length; i++) {
-      const account = this.turns[i]!;
-      if (this.knownRunning.has(account)) continue;
-      const line = this.known.get(account)!;
-      const waiter = line.shift()!;
-      this.knownQueued--;
-      this.turns.splice(i, 1);
-      if (line.length > 0) this.turns.push(account);
-      else this.tracked(account, () => this.known.delete(account));
-      return waiter;
-    }
-    return null;
   }
 
   private nextShared(): Waiter | null {
@@ -353,7 +310,10 @@ export class HashGate {
    */
   private displace(now: number): void {
     // The last in line has everything else ahead of it: its check starts after that and one more end.
-    while (((this.waitingAccounts + this.shared.size) * this.checkMs) / this.concurrency > this.maxWaitMs) {
+    while (
+      ((this.known.waitingAccounts + this.shared.size) * this.checkMs) / this.concurrency >
+      this.maxWaitMs
+    ) {
       const least = this.shared.least();
       if (!least) return;
       least.state = 'done';
@@ -364,44 +324,8 @@ export class HashGate {
   }
 
   private shedNow(reason: ShedReason, work: number, now: number): void {
-    this.lastShedAt = now;
+    this.bits.shed(now);
     this.notify((o) => o.shed?.(reason, work));
-  }
-
-  /** A shared attempt that proved `work` bits got a check: the least of the window is asked for, plus one. */
-  private noteGranted(work: number, now: number): void {
-    this.roll(now);
-    this.leastNow = Math.min(this.leastNow, work);
-  }
-
-  /** Moves the half-windows of granted work along: each lasts WORK_WINDOW_MS / 2. */
-  private roll(now: number): void {
-    const half = WORK_WINDOW_MS / 2;
-    if (now - this.windowStart < half) return;
-    this.leastBefore = now - this.windowStart < 2 * half ? this.leastNow : Number.POSITIVE_INFINITY;
-    this.leastNow = Number.POSITIVE_INFINITY;
-    this.windowStart = now;
-  }
-
-  private dropKnown(waiter: Waiter): void {
-    const place = waiter.place as Extract<GatePlace, { lane: 'known' }>;
-    const line = this.known.get(place.account);
-    const index = line?.indexOf(waiter) ?? -1;
-    if (!line || index < 0) return;
-    line.splice(index, 1);
-    this.knownQueued--;
-    if (line.length === 0) {
-      this.tracked(place.account, () => this.known.delete(place.account));
-      this.turns = this.turns.filter((account) => account !== place.account);
-    }
-  }
-
-  /** Applies a change to an account's line or running check, keeping `waitingAccounts` in step. */
-  private tracked(account: string, change: () => void): void {
-    const before = this.known.has(account) && !this.knownRunning.has(account);
-    change();
-    const after = this.known.has(account) && !this.knownRunning.has(account);
-    this.waitingAccounts += Number(after) - Number(before);
   }
 
   /** Whole seconds to come back after, from the wait expected now: at least 1. */

@@ -1,7 +1,8 @@
 // The shared lane ordered by proved work (contract §15), pure: a hand-moved clock and checks that end when the test says.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { HashGate, type ShedReason, type Ticket, WORK_WINDOW_MS } from '../../src/auth/hash-gate.ts';
+import { WORK_WINDOW_MS } from '../../src/auth/asked-bits.ts';
+import { HashGate, type ShedReason, type Ticket } from '../../src/auth/hash-gate.ts';
 import { ManualClock } from '../../src/clock.ts';
 
 const shared = (work: number) => ({ lane: 'shared', work }) as const;

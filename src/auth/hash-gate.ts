@@ -258,10 +258,14 @@ export class HashGate {
     const was = waiter.state;
     if (was === 'done') return;
     waiter.state = 'done';
+    let finished: string | undefined;
     if (was === 'running') {
       this.running--;
       const { place } = waiter;
-      if (place.lane === 'known') this.known.finished(place.account);
+      if (place.lane === 'known') {
+        this.known.finished(place.account);
+        finished = place.account;
+      }
     } else if (waiter.place.lane === 'shared') {
       this.shared.left(waiter);
       waiter.resolve({ shed: true, retryAfter: this.retryAfter(this.expectedWaitMs()) });
@@ -269,14 +273,27 @@ export class HashGate {
       this.known.drop(waiter.place.account, waiter);
       waiter.resolve({ shed: true, retryAfter: 1 });
     }
-    this.pump(this.clock.now());
+    this.pump(this.clock.now(), finished);
   }
 
-  /** Hands free slots out: known devices first (account by account, in turn), then the shared line. */
-  private pump(now: number): void {
+  /**
+   * Hands free slots out: known devices first (account by account, in turn), then the shared line.
+   * One exception keeps an account's backlog to one slot's worth: when `finished`'s check just ended,
+   * its next attempt would be served next, and every other slot runs a known-device check (one slot
+   * of all, or many insiders), a waiting shared attempt goes first. Otherwise a backlog on a
+   * one-slot gate would hold the shared lane until every attempt in it was shed.
+   */
+  private pump(now: number, finished?: string): void {
     this.expire(now);
+    let yieldTo = finished;
     while (this.running < this.concurrency) {
-      const next = this.known.next() ?? this.nextShared();
+      const backlogWouldHoldEverySlot =
+        yieldTo !== undefined &&
+        this.shared.size > 0 &&
+        this.known.nextAccount() === yieldTo &&
+        this.known.runningAccounts >= this.concurrency - 1;
+      yieldTo = undefined;
+      const next = backlogWouldHoldEverySlot ? this.nextShared() : (this.known.next() ?? this.nextShared());
       if (!next) return;
       next.state = 'running';
       this.running++;

@@ -1,18 +1,19 @@
 // The login gate's known-device lane (contract §11): each account's attempts oldest first, the accounts in turn, one check per account at a time.
 
 /**
- * Waiting known-device attempts by account. Accounts take turns: the first account in turn with no
- * check running gives its oldest attempt and goes to the back, so many cookies of one account (an
- * insider's own) cannot hold the lane. The counts the gate's estimate needs are kept as the lines
- * change, never by walking them.
+ * Waiting known-device attempts by account. Accounts take turns: the first account in line gives its
+ * oldest attempt and leaves the line while that check runs; when the check ends, the account goes
+ * to the back if it has more waiting. So many cookies of one account (an insider's own) cannot hold
+ * the lane, and an account that arrives while another's check runs is served before that
+ * account's next attempt. The line of accounts is the count the gate's estimate needs.
  */
 export class KnownLane<T> {
   private readonly lines = new Map<string, T[]>();
+  /** Accounts with attempts waiting and no check running, in the order they get a slot. */
   private turns: string[] = [];
   /** Accounts with a check running (one each at most). */
   private readonly running = new Set<string>();
   #queued = 0;
-  #waitingAccounts = 0;
 
   /** Attempts waiting, every account together. */
   get queued(): number {
@@ -24,7 +25,17 @@ export class KnownLane<T> {
    * then runs on that slot, one check at a time.
    */
   get waitingAccounts(): number {
-    return this.#waitingAccounts;
+    return this.turns.length;
+  }
+
+  /** Accounts with a check running. */
+  get runningAccounts(): number {
+    return this.running.size;
+  }
+
+  /** The account `next()` would serve, or null. */
+  nextAccount(): string | null {
+    return this.turns[0] ?? null;
   }
 
   /** Attempts `account` has waiting (its running check aside). */
@@ -36,36 +47,29 @@ export class KnownLane<T> {
   push(account: string, item: T): void {
     const line = this.lines.get(account);
     if (line) line.push(item);
-    else
-      this.tracked(account, () => {
-        this.lines.set(account, [item]);
-        this.turns.push(account);
-      });
+    else {
+      this.lines.set(account, [item]);
+      if (!this.running.has(account)) this.turns.push(account);
+    }
     this.#queued++;
   }
 
-  /** The oldest attempt of the first account in turn with no check running; that account's check now runs. */
+  /** The oldest attempt of the first account in line; that account's check now runs. */
   next(): T | null {
-    for (let i = 0; i < this.turns.length; i++) {
-      const account = this.turns[i]!;
-      if (this.running.has(account)) continue;
-      const line = this.lines.get(account)!;
-      const item = line.shift()!;
-      this.#queued--;
-      this.turns.splice(i, 1);
-      this.tracked(account, () => {
-        if (line.length > 0) this.turns.push(account);
-        else this.lines.delete(account);
-        this.running.add(account);
-      });
-      return item;
-    }
-    return null;
+    const account = this.turns.shift();
+    if (account === undefined) return null;
+    const line = this.lines.get(account)!;
+    const item = line.shift()!;
+    if (line.length === 0) this.lines.delete(account);
+    this.#queued--;
+    this.running.add(account);
+    return item;
   }
 
-  /** `account`'s running check ended: its next attempt may have a slot. */
+  /** `account`'s running check ended: it goes to the back of the line if it has more waiting. */
   finished(account: string): void {
-    this.tracked(account, () => this.running.delete(account));
+    this.running.delete(account);
+    if (this.lines.has(account)) this.turns.push(account);
   }
 
   /** `item` leaves `account`'s line without a check (it gave up waiting). */
@@ -76,16 +80,8 @@ export class KnownLane<T> {
     line.splice(index, 1);
     this.#queued--;
     if (line.length === 0) {
-      this.tracked(account, () => this.lines.delete(account));
+      this.lines.delete(account);
       this.turns = this.turns.filter((other) => other !== account);
     }
-  }
-
-  /** Applies a change to an account's line or running check, keeping `waitingAccounts` in step. */
-  private tracked(account: string, change: () => void): void {
-    const before = this.lines.has(account) && !this.running.has(account);
-    change();
-    const after = this.lines.has(account) && !this.running.has(account);
-    this.#waitingAccounts += Number(after) - Number(before);
   }
 }

@@ -184,18 +184,16 @@ describe('POST /api/auth/login under a flood (the hashing gate)', () => {
       app.hasher.held.map((c) => c.password),
       ['a1', 's1'],
     );
-    // Bob's device arrives after alice's: when a slot frees, bob's turn comes before alice's third.
+    // Bob's device arrives while alice's check runs: when it ends, bob's turn comes before her second.
     const bobAnswer = loginLater(bob, BOB, 'b1');
     await untilQueued(app, 0, 3);
-    app.hasher.releaseNext(); // a1 ends: alice may run again (a2), her account goes to the back
+    app.hasher.releaseNext(); // a1 ends: bob's turn; alice goes to the back of the accounts' line
     await app.hasher.untilHeld(2);
-    app.hasher.releaseNext(); // s1 ends: bob's turn, not alice's third
-    await app.hasher.untilHeld(2);
-    app.hasher.releaseNext(); // a2 ends: a3
+    app.hasher.releaseNext(); // s1 ends: alice's second (a2)
     await app.hasher.untilHeld(2);
     await drain(app, [...aliceAnswers, shared, bobAnswer]);
     const order = app.hasher.started.filter((p) => ['a1', 'a2', 'a3', 'b1', 's1'].includes(p));
-    assert.deepEqual(order, ['a1', 's1', 'a2', 'b1', 'a3']);
+    assert.deepEqual(order, ['a1', 's1', 'b1', 'a2', 'a3']);
   });
 
   it('sends an account to the back of the turns after each of its checks', async (t) => {
@@ -222,6 +220,28 @@ describe('POST /api/auth/login under a flood (the hashing gate)', () => {
     const order = app.hasher.started.filter((p) => ['s0', 'a1', 'a2', 'b1', 'c1'].includes(p));
     // Alice's first check sends her to the back: bob and carol, who waited, come before her second.
     assert.deepEqual(order, ['s0', 'a1', 'b1', 'c1', 'a2']);
+  });
+
+  it('keeps a new browser open on a one-slot gate while an insider’s backlog holds the slot', async (t) => {
+    const app = await gateApp(t, { LOGIN_HASH_CONCURRENCY: '1', LOGIN_QUEUE_MAX_WAIT: '10s' });
+    const bobs: TestClient[] = [];
+    for (let i = 0; i <= MAX_WAITING_PER_ACCOUNT; i++) bobs.push(await knownBrowser(app, BOB));
+    const answers = bobs.map((browser) => browser.login(BOB, DEMO_PASSWORD));
+    await app.hasher.untilHeld(1);
+    await untilQueued(app, 0, MAX_WAITING_PER_ACCOUNT);
+    // Carol, from a new browser, waits for bob's running check only, not for his backlog.
+    const carol = app.client().login(CAROL, DEMO_PASSWORD);
+    await untilQueued(app, 1, MAX_WAITING_PER_ACCOUNT);
+    app.hasher.releaseNext(); // bob's check ends: the slot is carol's, his backlog waits whole
+    await app.hasher.untilHeld(1);
+    await untilQueued(app, 0, MAX_WAITING_PER_ACCOUNT);
+    app.hasher.releaseNext();
+    assert.equal((await carol).statusCode, 200);
+    const results = await drain(app, answers);
+    assert.deepEqual(
+      results.map((r) => r.statusCode),
+      Array(1 + MAX_WAITING_PER_ACCOUNT).fill(200),
+    );
   });
 
   it('keeps a new browser open while an insider keeps many sign-ins to his own account in flight', async (t) => {

@@ -166,11 +166,48 @@ describe('HashGate', () => {
     assert.equal(gate.state().queued.known, MAX_WAITING_PER_ACCOUNT, 'the refused one took no place');
     // Another account is not refused for bob's backlog.
     const alice = admitted(gate, known('alice'));
-    // Once bob's running check ends, one of his waits no more: a new attempt of his has a place again.
+    // Once bob's running check ends, alice's turn comes: she arrived while it ran.
     await check(clock, bob[0]!, 50);
+    await check(clock, alice, 50);
+    // Then bob's next check runs and one of his waits no more: a new attempt of his has a place again.
     const again = admitted(gate, known('bob'));
-    // Bob's next check holds the slot; alice's turn comes after it, then bob's backlog.
-    for (const ticket of [bob[1]!, alice, ...bob.slice(2), again]) await check(clock, ticket, 50);
+    for (const ticket of [...bob.slice(1), again]) await check(clock, ticket, 50);
+    assert.equal(gate.state().running, 0);
+  });
+
+  it('never lets one account’s backlog hold the only slot: a shared attempt gets the slot after its running check', async () => {
+    const clock = new ManualClock();
+    const gate = new HashGate({ concurrency: 1, maxWaitMs: 1000, clock, initialCheckMs: 50 });
+    const sheds: string[] = [];
+    gate.observe({ shed: (reason) => sheds.push(reason) });
+    // An insider keeps his own account's backlog full: one running, MAX_WAITING_PER_ACCOUNT behind.
+    const bob = Array.from({ length: 1 + MAX_WAITING_PER_ACCOUNT }, () => admitted(gate, known('bob')));
+    const carol = admitted(gate);
+    assert.equal(gate.expectedWaitMs(), 100, 'carol, then the newcomer: bob’s running check and carol’s');
+    let carolsTurn: unknown;
+    void carol.turn.then((turn) => {
+      carolsTurn = turn;
+    });
+    await check(clock, bob.shift()!, 50);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(carolsTurn, { shed: false }, 'the slot went to carol, not to bob’s backlog');
+    await check(clock, carol, 50);
+    // Bob's backlog goes on, and each newcomer of the shared lane gets the slot after his running check.
+    for (let round = 0; round < 20; round++) {
+      const dave = admitted(gate);
+      await check(clock, bob.shift()!, 50);
+      bob.push(admitted(gate, known('bob')));
+      await check(clock, dave, 50);
+    }
+    assert.deepEqual(sheds, []);
+    // Alice, a known device of her own account, still goes before the shared lane and bob's next.
+    const erin = admitted(gate);
+    const alice = admitted(gate, known('alice'));
+    await check(clock, bob.shift()!, 50);
+    await check(clock, alice, 50);
+    await check(clock, bob.shift()!, 50);
+    await check(clock, erin, 50);
+    for (const ticket of bob) await check(clock, ticket, 50);
     assert.equal(gate.state().running, 0);
   });
 

@@ -10,6 +10,9 @@ import { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
  */
 export class RequestLogController extends LogController {
   override incomingRequest(request: FastifyRequest): void {
+    // Asked first: at info the fields would be gathered (the client address worked out) for nothing.
+    const level = request.log.level;
+    if (level !== 'debug' && level !== 'trace') return;
     request.log.debug(
       { method: request.method, url: request.url, remoteAddress: request.ip },
       'incoming request',

@@ -110,17 +110,15 @@ export function decideBuckets(
   const current = Math.floor(now / bucketMs);
   advance(counts, offset, heads, key, current);
   const first = Math.floor((now - shape.windowMs) / bucketMs);
-  let used = 0;
-  for (let b = first; b <= current; b++) used += counts[offset + ringSlot(b)]!;
+  const used = sumBuckets(counts, offset, first, current);
   if (used >= limit)
     return { allowed: false, remaining: 0, resetMs: bucketResetMs(shape, counts, offset, first, used, now) };
   if (!consume) return { allowed: true, remaining: limit - used, resetMs: 0 };
   counts[offset + ringSlot(current)]!++;
-  used++;
   return {
     allowed: true,
-    remaining: limit - used,
-    resetMs: used < limit ? 0 : bucketResetMs(shape, counts, offset, first, used, now),
+    remaining: limit - used - 1,
+    resetMs: used + 1 < limit ? 0 : bucketResetMs(shape, counts, offset, first, used + 1, now),
   };
 }
 
@@ -143,6 +141,17 @@ export function releaseBuckets(
 export function clearBuckets(counts: Int32Array, offset: number, heads: Float64Array, key: number): void {
   counts.fill(0, offset, offset + RING);
   heads[key] = Number.NEGATIVE_INFINITY;
+}
+
+/** The counts of buckets `first` to `last` (at most RING of them): one modulo, then the ring walked in order. */
+function sumBuckets(counts: Int32Array, offset: number, first: number, last: number): number {
+  let used = 0;
+  let slot = ringSlot(first);
+  for (let n = last - first; n >= 0; n--) {
+    used += counts[offset + slot]!;
+    if (++slot === RING) slot = 0;
+  }
+  return used;
 }
 
 /** Ring position of bucket `b` (b may be negative when the clock starts near zero). */

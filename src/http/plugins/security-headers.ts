@@ -9,28 +9,44 @@ const COMMON = {
   'x-frame-options': 'DENY',
   'referrer-policy': 'no-referrer',
 };
-const API_HEADERS = Object.freeze({ ...COMMON, 'cache-control': 'no-store' });
-const DOCS_HEADERS = Object.freeze(COMMON);
-const PAGE_HEADERS = Object.freeze({ ...COMMON, 'content-security-policy': CSP });
+
+/** One set of headers, as an object (for `reply.headers`) and as a list of pairs (for the hook). */
+interface HeaderSet {
+  readonly headers: Readonly<Record<string, string>>;
+  readonly pairs: readonly (readonly [string, string])[];
+}
+
+function headerSet(headers: Record<string, string>): HeaderSet {
+  return { headers: Object.freeze(headers), pairs: Object.entries(headers) };
+}
+
+const API = headerSet({ ...COMMON, 'cache-control': 'no-store' });
+const DOCS = headerSet({ ...COMMON });
+const PAGE = headerSet({ ...COMMON, 'content-security-policy': CSP });
+
+/** `/api`, `/api/…` and `/api?…` are the API (404s included), `/docs` has its own scripts, the rest is the page. */
+function setFor(url: string): HeaderSet {
+  if (url.startsWith('/api') && (url.length === 4 || url[4] === '/' || url[4] === '?')) return API;
+  return url.startsWith('/docs') ? DOCS : PAGE;
+}
 
 /**
- * The security headers of an answer to `url`: `/api`, `/api/…` and `/api?…` are the API (404s
- * included), `/docs` has its own scripts, the rest is the page. One source for the hook and for the
- * answers written before any hook can run (a URL that cannot be decoded, a request Node's parser
- * refused).
+ * The security headers of an answer to `url`. One source for the hook and for the answers written
+ * before any hook can run (a URL that cannot be decoded, a request Node's parser refused).
  */
 export function securityHeaders(url: string): Readonly<Record<string, string>> {
-  if (url.startsWith('/api') && (url.length === 4 || url[4] === '/' || url[4] === '?')) return API_HEADERS;
-  return url.startsWith('/docs') ? DOCS_HEADERS : PAGE_HEADERS;
+  return setFor(url).headers;
 }
 
 export const securityHeadersPlugin = fp(
   async (app) => {
     // The first onRequest hook rather than an onSend one: headers set early stay on every answer
     // (a 429's, an error's), and a route's own caching decision (a static file's) set later
-    // replaces ours.
+    // replaces ours. One `reply.header` call per pair: `reply.headers` reads an object's keys
+    // through megamorphic lookups (1.5 k instructions a request more).
     app.addHook('onRequest', (request, reply, done) => {
-      reply.headers(securityHeaders(request.url));
+      const { pairs } = setFor(request.url);
+      for (let i = 0; i < pairs.length; i++) reply.header(pairs[i]![0], pairs[i]![1]);
       done();
     });
   },

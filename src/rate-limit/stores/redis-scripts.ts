@@ -350,11 +350,9 @@ export interface ScriptDecision {
 
 /** Checks the decide script's reply; anything unexpected is a store failure, never a decision. */
 export function parseDecision(reply: unknown, shape: WindowShape, consume: boolean): ScriptDecision {
-  if (typeof reply !== 'string' || !readFields(reply)) throw malformed('decide', reply);
-  const allowed = FIELDS[0]!;
-  const remaining = FIELDS[1]!;
-  const resetMs = FIELDS[2]!;
-  const token = FIELDS[3]!;
+  const fields = typeof reply === 'string' ? readFields(reply) : null;
+  if (fields === null) throw malformed('decide', reply);
+  const [allowed, remaining, resetMs, token] = fields as [number, number, number, number];
   const recorded = consume && allowed === 1;
   const ok =
     (allowed === 0 || allowed === 1) &&
@@ -367,21 +365,18 @@ export function parseDecision(reply: unknown, shape: WindowShape, consume: boole
   return { allowed: allowed === 1, remaining, resetMs, token: recorded ? token : null };
 }
 
-/** The decide reply's four fields, read by readFields (one reply at a time: parsing never waits). */
-const FIELDS = new Float64Array(4);
-
 /**
- * Reads `reply` into FIELDS: exactly four comma-separated integers, each an optional minus and 1 to
- * 16 digits and a safe integer, nothing else (not '', ' 1' or '1e3', which Number() would take).
+ * The decide reply's fields, or null: exactly four comma-separated integers, each an optional
+ * minus and 1 to 16 digits and a safe integer, nothing else (not '', ' 1' or '1e3', which Number() would take).
  * One pass over the characters: this runs once per request on Redis, where splitting the reply
  * and testing each field with a regular expression cost 4 k instructions.
  */
-function readFields(reply: string): boolean {
-  const end = reply.length;
+function readFields(reply: string): number[] | null {
+  const fields: number[] = [];
   let at = 0;
   for (let field = 0; field < 4; field++) {
     if (field > 0) {
-      if (reply.charCodeAt(at) !== COMMA) return false;
+      if (reply.charCodeAt(at) !== COMMA) return null;
       at++;
     }
     const negative = reply.charCodeAt(at) === MINUS;
@@ -391,10 +386,10 @@ function readFields(reply: string): boolean {
     for (let code = reply.charCodeAt(at); code >= ZERO && code <= NINE; code = reply.charCodeAt(++at))
       value = value * 10 + (code - ZERO);
     // Past 2^53 the sum is no longer exact, but it stays past it: such a field is refused.
-    if (at === first || at - first > 16 || !Number.isSafeInteger(value)) return false;
-    FIELDS[field] = negative ? -value : value;
+    if (at === first || at - first > 16 || !Number.isSafeInteger(value)) return null;
+    fields.push(negative ? -value : value);
   }
-  return at === end;
+  return at === reply.length ? fields : null;
 }
 const COMMA = 44;
 const MINUS = 45;

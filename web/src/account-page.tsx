@@ -1,7 +1,8 @@
 // The Account page: the signed-in user's passkeys, listed, added (asking for the password again when needed), renamed, removed.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { type ApiClient, PASSKEY_NAME_MAX, type Passkey, type User } from '../../src/client/index.ts';
 import { fieldErrorProps } from './field-error.ts';
+import { useFocusOnShow } from './focus-hand-off.ts';
 import { useDocumentTitle } from './page-title.ts';
 import { usePasskeys } from './use-passkeys.ts';
 
@@ -21,9 +22,9 @@ export function AccountPage({ client, user, onSignedOut }: Props) {
   const heading = useRef<HTMLHeadingElement>(null);
   const passwordInput = useRef<HTMLInputElement>(null);
 
-  useEffect(() => heading.current?.focus(), []);
+  useFocusOnShow(heading);
   // The password prompt takes focus when it appears: the add that asked for it is waiting on it.
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (passkeys.needsPassword) passwordInput.current?.focus();
   }, [passkeys.needsPassword]);
 
@@ -126,7 +127,7 @@ function PasskeyItem({ passkey, state }: { passkey: Passkey; state: ReturnType<t
   const hintId = `passkey-${passkey.id}-hint`;
   const invalid = name.trim() === '';
 
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (renaming) input.current?.focus();
   }, [renaming]);
 

@@ -1,5 +1,5 @@
 // The Admin page: the login locks in force, each account unlocked with one click, and recent security events.
-import { useEffect, useRef } from 'preact/hooks';
+import { useRef } from 'preact/hooks';
 import type { ApiClient, LoginLock, LoginPressure, SecurityEvent, User } from '../../src/client/index.ts';
 import {
   controlLabel,
@@ -9,7 +9,7 @@ import {
   lockKey,
   subjectOf,
 } from './admin-wording.ts';
-import { useFocusHandOff, whileBusy } from './focus-hand-off.ts';
+import { useFocusHandOff, useFocusOnShow, whileBusy } from './focus-hand-off.ts';
 import { useDocumentTitle } from './page-title.ts';
 import { VIEW_LABELS } from './portal-view.ts';
 import { useLoadTrouble } from './use-load-trouble.ts';
@@ -28,7 +28,7 @@ interface Props {
 export function AdminPage({ client, user, onSignedOut }: Props) {
   const heading = useRef<HTMLHeadingElement>(null);
   const section = useRef<HTMLElement>(null);
-  useEffect(() => heading.current?.focus(), []);
+  useFocusOnShow(heading);
   useFocusHandOff(section, heading);
   useDocumentTitle(VIEW_LABELS.admin);
   const trouble = useLoadTrouble(onSignedOut);

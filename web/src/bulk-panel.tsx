@@ -1,5 +1,5 @@
 // Reassigning the selection: the assignee picker, the button, the bulk budget, its countdown, the outcome.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { BulkReassignResult, RateLimitState, User } from '../../src/client/index.ts';
 import { NamedSelect } from './named-select.tsx';
 import { budgetSentence, duration, FAILURE_REASONS } from './wording.ts';
@@ -29,7 +29,7 @@ export function BulkPanel(props: Props) {
 
   // The button hands focus to the outcome while it is disabled (data-hand-off); a refusal takes it
   // on to the error, unless the person has moved elsewhere meanwhile.
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (error !== null && document.activeElement === outcomeRegion.current) errorRegion.current?.focus();
   }, [error]);
 

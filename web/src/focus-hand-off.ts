@@ -1,6 +1,6 @@
 // Focus is never dropped: a control that is disabled or removed while it holds focus hands it on to the next place that still makes sense.
 import type { RefObject } from 'preact';
-import { useEffect } from 'preact/hooks';
+import { useLayoutEffect } from 'preact/hooks';
 
 /**
  * The attribute a control names its successors with, most wanted first:
@@ -48,7 +48,7 @@ export function useFocusHandOff(
   container: RefObject<HTMLElement | null>,
   fallback: RefObject<HTMLElement | null>,
 ): void {
-  useEffect(() => {
+  useLayoutEffect(() => {
     const root = container.current;
     if (!root) return;
     const handOff = (event: FocusEvent) => {
@@ -65,6 +65,14 @@ export function useFocusHandOff(
     root.addEventListener('focusout', handOff);
     return () => root.removeEventListener('focusout', handOff);
   }, [container, fallback]);
+}
+
+/**
+ * Moves focus to `target` when the view appears, in the same task as the render that shows it (a
+ * layout effect): no moment when the view is on screen and focus is still on the body.
+ */
+export function useFocusOnShow(target: RefObject<HTMLElement | null>): void {
+  useLayoutEffect(() => target.current?.focus(), [target]);
 }
 
 /**

@@ -4,6 +4,7 @@ import { type ApiClient, ApiError, isApiError, type User } from '../../src/clien
 import { normaliseEmail } from '../../src/email.ts';
 import { retryDeadline } from './deadline.ts';
 import { fieldErrorProps } from './field-error.ts';
+import { useFocusOnShow } from './focus-hand-off.ts';
 import { useDocumentTitle } from './page-title.ts';
 import { PasskeySignIn } from './passkey-sign-in.tsx';
 import { useCountdown } from './use-countdown.ts';
@@ -45,8 +46,8 @@ export function LoginPage({ client, notice, onSignedIn }: Props) {
   const work = useProvedWork();
   useDocumentTitle('Sign in');
 
+  useFocusOnShow(heading);
   useEffect(() => {
-    heading.current?.focus();
     // The token login needs; if this fails, login fetches one itself.
     client.csrf().catch(() => {});
   }, [client]);

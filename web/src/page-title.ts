@@ -1,5 +1,5 @@
 // Each view's document title ("Tasks — Task portal"), so a screen reader names the page on every change of view (WCAG 2.4.2).
-import { useEffect } from 'preact/hooks';
+import { useLayoutEffect } from 'preact/hooks';
 
 /** The portal's name: the top bar's brand and the end of every title (web/index.html holds a copy, kept by a test). */
 export const PORTAL_NAME = 'Task portal';
@@ -9,9 +9,9 @@ export function pageTitle(view: string | null): string {
   return view === null ? PORTAL_NAME : `${view} — ${PORTAL_NAME}`;
 }
 
-/** Sets the document's title while the calling view is shown. */
+/** Sets the document's title while the calling view is shown, with the render that shows it. */
 export function useDocumentTitle(view: string | null): void {
-  useEffect(() => {
+  useLayoutEffect(() => {
     document.title = pageTitle(view);
   }, [view]);
 }

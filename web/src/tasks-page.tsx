@@ -1,8 +1,8 @@
 // The Tasks page: filtered, paged tasks, a selection of up to 50, and bulk reassignment within its budget.
-import { useEffect, useRef } from 'preact/hooks';
+import { useRef } from 'preact/hooks';
 import type { ApiClient, Task, User } from '../../src/client/index.ts';
 import { BulkPanel } from './bulk-panel.tsx';
-import { useFocusHandOff, whileBusy } from './focus-hand-off.ts';
+import { useFocusHandOff, useFocusOnShow, whileBusy } from './focus-hand-off.ts';
 import { useDocumentTitle } from './page-title.ts';
 import { VIEW_LABELS } from './portal-view.ts';
 import { MAX_SELECTED } from './selection.ts';
@@ -35,7 +35,7 @@ const SKIPS = [
 export function TasksPage({ client, user, onSignedOut }: Props) {
   const heading = useRef<HTMLHeadingElement>(null);
   const section = useRef<HTMLElement>(null);
-  useEffect(() => heading.current?.focus(), []);
+  useFocusOnShow(heading);
   useFocusHandOff(section, heading);
   useDocumentTitle(VIEW_LABELS.tasks);
   // In this order, the page's first requests are the budget, the employees, the clients, then the tasks.

@@ -128,3 +128,27 @@ describe('CommandDeadlines', () => {
     assert.ok(next.failure);
   });
 });
+
+describe('CommandDeadlines on the real event loop', () => {
+  it('fails a command at its deadline when nothing else wakes the process', async () => {
+    // A far timer keeps the process alive without waking it: the loop sleeps in its poll until
+    // then, unless the deadline's own work keeps it awake (an unref'd setImmediate does not).
+    const keepAlive = setTimeout(() => {}, 20_000);
+    try {
+      const deadlines = new CommandDeadlines(20);
+      const started = performance.now();
+      const failedAfter = new Promise<number>((resolve) => {
+        const command = new FakeCommand();
+        command.reject = () => resolve(performance.now() - started);
+        deadlines.track(command as unknown as Command);
+      });
+      const elapsed = await failedAfter;
+      assert.ok(
+        elapsed < 1_000,
+        `the command failed after ${Math.round(elapsed)} ms, not at its 20 ms deadline`,
+      );
+    } finally {
+      clearTimeout(keepAlive);
+    }
+  });
+});

@@ -52,9 +52,14 @@ export class CommandDeadlines {
     this.timer ??= setTimeout(this.due, this.timeoutMs).unref();
   }
 
-  /** The oldest deadline is due: answers that arrived meanwhile are read first, then `expire`. */
+  /**
+   * The oldest deadline is due: answers that arrived meanwhile are read first, then `expire`. The
+   * immediate stays ref'd: an unref'd one does not keep libuv's poll from sleeping, and with Redis
+   * silent and nothing else to wake it, the process slept until some later timer (ioredis' socket
+   * timeout, seconds away) before failing the command.
+   */
   private readonly due = (): void => {
-    setImmediate(this.expire).unref();
+    setImmediate(this.expire);
   };
 
   /** Fails every command past its deadline; waits again for the oldest one left, if any. */

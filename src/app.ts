@@ -96,7 +96,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   // One logger for the app and the store stack, which is built first (its readiness is a service).
   const logSettings = { level: config.logLevel, production: config.env === 'production' };
   // A development terminal's pretty lines go through pino-pretty's transport, every other line
-  // through the buffered stdout of logDestination().
+  // through pino's stdout destination (logDestination()).
   const pinoOptions = loggerOptions(logSettings);
   const logger = pinoOptions.transport ? pino(pinoOptions) : pino(pinoOptions, logDestination());
   const storeOptions = { redis: config.redis, failureMode: config.rateLimits.storeFailure };

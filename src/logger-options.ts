@@ -43,17 +43,20 @@ function installed(name: string): boolean {
 
 let stdout: DestinationStream | null = null;
 
+/** What may wait for a stdout nobody reads (sonic-boom's `maxLength`): beyond it new lines are dropped. */
+const PENDING_LOG_BYTES = 16 * 1024 * 1024;
+
 /**
- * Where the JSON lines go: stdout through sonic-boom (pino.destination), each line written
- * synchronously as it is logged, so none waits in memory at exit or on a crash. Why not pino's
- * default stdout (asynchronous): it writes each line from a libuv pool thread (a wake-up and a
- * futex per write, on the pool the password checks use), and while one write is in flight it
- * appends the next lines to one string whose UTF-8 length it measures again for every line. Why
- * not sonic-boom's buffering (`minLength`) either: it builds its batch the same way, and its
- * batches allocated more per request than a write per line (BENCHMARKS.md, "Where a request's CPU
- * goes"). One per process: tests build many apps, and stdout is one.
+ * Where the JSON lines go: stdout through pino's own destination (sonic-boom) in pino's default
+ * mode, the one Fastify's `logger: true` uses. A line is written as soon as the write before it
+ * has finished, from libuv's pool (which has threads the password checks cannot take, config.ts
+ * `threadPoolSize`); lines logged meanwhile leave together in the next write. Pino flushes what is
+ * pending when the process exits, also on an uncaught exception; only a SIGKILL can lose the lines
+ * of the write in flight. Writing each line synchronously instead kept even those, for about 5 k
+ * instructions and one system call more per request on the event loop (BENCHMARKS.md, "Where a
+ * request's CPU goes"). One per process: tests build many apps, and stdout is one.
  */
 export function logDestination(): DestinationStream {
-  stdout ??= pino.destination({ dest: 1, sync: true });
+  stdout ??= pino.destination({ dest: 1, sync: false, maxLength: PENDING_LOG_BYTES });
   return stdout;
 }

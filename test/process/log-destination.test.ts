@@ -1,4 +1,4 @@
-// The log destination in a process of its own: every line logged is on stdout, however the process ends.
+// The log destination in a process of its own: every line logged is on stdout however the process ends, and a stdout nobody reads holds nothing up.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { describe, it } from 'node:test';
@@ -28,11 +28,17 @@ function run(lines: number, then: string): Promise<{ stdout: string; code: numbe
   return new Promise((resolve) => child.once('exit', (code) => resolve({ stdout, code })));
 }
 
+/**
+ * The lines' numbers in the order of their numbers: at exit, pino writes what is pending at once
+ * while the write already in flight on libuv's pool finishes, so that one may come out last (each
+ * line carries its time). Exit waits for the pool, so it is not lost.
+ */
 const written = (stdout: string) =>
   stdout
     .split('\n')
     .filter((line) => line.includes('"msg":"line"'))
-    .map((line) => (JSON.parse(line) as { i: number }).i);
+    .map((line) => (JSON.parse(line) as { i: number }).i)
+    .sort((a, b) => a - b);
 
 describe('the log destination', () => {
   it('has written every line logged when the process exits', async () => {
@@ -47,11 +53,47 @@ describe('the log destination', () => {
     assert.deepEqual(written(stdout), [0, 1, 2]);
   });
 
-  it('has written each line before the logging call returns, so even a SIGKILL loses none', async () => {
-    // SIGKILL runs no exit handler and no further turn of the event loop: a line still pending in
-    // a buffer or on its way through a pool thread is lost.
-    const { stdout, code } = await run(3, "process.kill(process.pid, 'SIGKILL');");
+  it('writes the lines while the process runs, not only at exit', async () => {
+    // No batch held back for a size or an exit: a quarter of a second later the lines are out, and
+    // a SIGKILL then (no exit handler runs) loses none of them.
+    const { stdout, code } = await run(3, "setTimeout(() => process.kill(process.pid, 'SIGKILL'), 250);");
     assert.equal(code, null);
     assert.deepEqual(written(stdout), [0, 1, 2]);
+  });
+
+  it('keeps logging when nobody reads stdout: lines beyond 16 MiB pending are dropped, not kept', {
+    timeout: 60_000,
+  }, async () => {
+    // 40 MiB of lines into a pipe nobody reads: the logging calls all return, and what is kept in
+    // memory (the live heap after a full collection) stays near the bound.
+    const script = `
+      import pino from 'pino';
+      import { logDestination } from ${JSON.stringify(OPTIONS)};
+      const destination = logDestination();
+      let dropped = 0;
+      destination.on('drop', () => dropped++);
+      const log = pino({ level: 'info' }, destination);
+      const pad = 'x'.repeat(1000);
+      globalThis.gc();
+      const before = process.memoryUsage().heapUsed;
+      for (let i = 0; i < 40_000; i++) log.info({ i, pad }, 'line');
+      globalThis.gc();
+      const grown = process.memoryUsage().heapUsed - before;
+      process.stderr.write(JSON.stringify({ dropped, grown }) + '\\n');
+      process.kill(process.pid, 'SIGKILL');
+    `;
+    const child = spawn(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    await new Promise((resolve) => child.once('exit', resolve));
+    const { dropped, grown } = JSON.parse(stderr.trim().split('\n').at(-1)!) as {
+      dropped: number;
+      grown: number;
+    };
+    assert.ok(dropped > 15_000, `${dropped} lines dropped of 40,000`);
+    assert.ok(grown < 24 * 1024 * 1024, `the live heap grew by ${Math.round(grown / 1024 / 1024)} MiB`);
   });
 });

@@ -127,15 +127,18 @@ function PasskeyItem({ passkey, state }: { passkey: Passkey; state: ReturnType<t
   const hintId = `passkey-${passkey.id}-hint`;
   const invalid = name.trim() === '';
 
+  // The form takes focus when it opens; when it closes, focus goes back to the Rename button it
+  // came from, not to the top of the page. Both with the render that shows them.
+  const opened = useRef(false);
   useLayoutEffect(() => {
     if (renaming) input.current?.focus();
+    else if (opened.current) renameButton.current?.focus();
+    opened.current = renaming;
   }, [renaming]);
 
   const close = () => {
     setRenaming(false);
     setName(passkey.name);
-    // Focus goes back where it came from, not to the top of the page.
-    setTimeout(() => renameButton.current?.focus(), 0);
   };
   const save = async (event: Event) => {
     event.preventDefault();

@@ -52,7 +52,7 @@ const PENDING_LOG_BYTES = 16 * 1024 * 1024;
  * has finished, from libuv's pool (which has threads the password checks cannot take, config.ts
  * `threadPoolSize`); lines logged meanwhile leave together in the next write. Pino flushes what is
  * pending when the process exits, also on an uncaught exception; only a SIGKILL can lose the lines
- * of the write in flight. Writing each line synchronously instead kept even those, for about 5 k
+ * of the write in flight. Writing each line synchronously instead kept even those, for about 3 k
  * instructions and one system call more per request on the event loop (BENCHMARKS.md, "Where a
  * request's CPU goes"). One per process: tests build many apps, and stdout is one.
  */

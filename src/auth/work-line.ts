@@ -39,6 +39,12 @@ class Bucket<T extends LineEntry> {
     return null;
   }
 
+  /** Lets go of every entry (none of them is queued). */
+  clear(): void {
+    this.items = [];
+    this.head = 0;
+  }
+
   /** Drops the consumed head once it is most of the array. */
   compact(): void {
     if (this.head === this.items.length) {
@@ -78,9 +84,14 @@ export class WorkLine<T extends LineEntry> {
     this.queued++;
   }
 
-  /** An entry left the queue (its state is no longer queued): it counts no more. */
+  /**
+   * An entry left the queue (its state is no longer queued): it counts no more. When it was the
+   * last of its bits, the bucket lets go of every entry it still held: a walk may never pass them
+   * again, and they would keep the attempts of the last burst (and their accounts) in memory.
+   */
   left(entry: T): void {
-    this.buckets[WorkLine.bitsOf(entry.work)]!.live--;
+    const bucket = this.buckets[WorkLine.bitsOf(entry.work)]!;
+    if (--bucket.live === 0) bucket.clear();
     this.queued--;
   }
 

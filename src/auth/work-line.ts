@@ -87,7 +87,7 @@ export class WorkLine<T extends LineEntry> {
   /**
    * An entry left the queue (its state is no longer queued): it counts no more. When it was the
    * last of its bits, the bucket lets go of every entry it still held: a walk may never pass them
-   * again, and they would keep the attempts of the last burst (and their accounts) in memory.
+   * again, and they would keep the finished attempts of the last burst in memory.
    */
   left(entry: T): void {
     const bucket = this.buckets[WorkLine.bitsOf(entry.work)]!;

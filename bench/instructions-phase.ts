@@ -6,15 +6,21 @@
 // the machine does; not the kernel's (the socket calls, alike for every server).
 //
 // Per target: start it under callgrind with instrumentation off (a start runs about ten times
-// slower), send BENCH_INSTR_WARMUP requests so V8 optimises the hot path, switch instrumentation
-// on, send 500 more (valgrind rebuilds its translations), zero the counters, then
+// slower), send BENCH_INSTR_WARMUP requests so V8 optimises the hot path, then more, 2,500 at a
+// time, until V8 has run a full collection (at most BENCH_INSTR_SETTLE; below), switch
+// instrumentation on, send 500 more (valgrind rebuilds its translations), zero the counters, then
 // BENCH_INSTR_SAMPLES times send BENCH_INSTR_REQUESTS requests and dump. A sample's figure is its
 // instructions per request without V8's optimising compilers (they still run now and then, when a
 // function gets hot late) and without Node's nextTick slow path (below); a process's figure is
 // the same over all its samples' requests. V8's garbage collector runs on a fixed schedule
-// (below); a full collection (ours: about 160 M instructions, every several thousand requests)
-// then lands in some samples and not others, which made a median of samples read one of two
-// figures per process (once taken for a draw at start); over all samples it counts by its share.
+// (below); a full collection costs ours about 175 M instructions. The start and the warm-up leave
+// garbage in the old space (replaced code, the first requests' objects): ours' old space grew
+// about 200 bytes a request over the warm-up and 90 after it, so the warm-up's full collection
+// came some 50,000 requests later and landed in a sample of two full runs out of two (35 k a
+// request over that sample). After one, the next came 100,000 requests later (measured under
+// callgrind: about 1.7 k a request, amortised, which the samples of 15,000 then rarely hold).
+// Settling first makes every run count the same state: between full collections, the steady
+// state's cost; the CPU-time rows carry the collections at full speed.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,10 +39,14 @@ const settings = {
   warmup: int('BENCH_INSTR_WARMUP', 30_000),
   requests: int('BENCH_INSTR_REQUESTS', 5_000),
   samples: int('BENCH_INSTR_SAMPLES', 3),
+  /** After the warm-up, at most this many more requests until a full collection (below). */
+  settleLimit: int('BENCH_INSTR_SETTLE', 150_000),
   connections: int('BENCH_INSTR_CONNECTIONS', 10),
   /** Processes of ours · redis, each counted apart: the guard takes the costliest. */
   redisProcesses: int('BENCH_INSTR_REDIS_PROCESSES', 3),
 };
+/** Requests between two looks at the old space while settling. */
+const SETTLE_STEP = 2_500;
 /** BENCH_INSTR_KEEP=1 keeps the dumps, for callgrind_annotate (by function, callers, callees). */
 const KEEP = process.env.BENCH_INSTR_KEEP === '1';
 
@@ -151,6 +161,12 @@ async function count(
   try {
     const requests = meRequests(options.users, (server.extra as BenchSession[] | undefined) ?? null);
     await sendExactly(server, requests, settings.warmup, settings.connections);
+    const settled = await untilFullCollection(server, requests);
+    log(
+      settled === null
+        ? `instructions: ${target.name}: no full collection in ${settings.settleLimit} more requests`
+        : `instructions: ${target.name}: full collection after ${settled} more requests`,
+    );
     control('-i', 'on');
     await sendExactly(server, requests, 500, settings.connections);
     control('-z');
@@ -192,6 +208,26 @@ async function count(
     const map = `/tmp/perf-${server.pid}.map`;
     if (existsSync(map)) renameSync(map, `${out}.${server.pid}.perf.map`);
   }
+}
+
+/**
+ * Sends requests, uncounted, until V8 has run a full collection (its old space shrank; a target
+ * reports it with its stats), at most BENCH_INSTR_SETTLE: the requests after it then hold no
+ * garbage of the start and the warm-up. Returns how many it took, or null when none ran.
+ */
+async function untilFullCollection(
+  server: TargetProcess,
+  requests: ReturnType<typeof meRequests>,
+): Promise<number | null> {
+  let before = (await server.stats()).oldSpaceUsed;
+  for (let sent = 0; sent < settings.settleLimit; ) {
+    const result = await sendExactly(server, requests, SETTLE_STEP, settings.connections);
+    sent += result.requests.total;
+    const now = (await server.stats()).oldSpaceUsed;
+    if (now < before) return sent;
+    before = now;
+  }
+  return null;
 }
 
 /** One row from one target's processes: the median process, every process's figure, every sample. */

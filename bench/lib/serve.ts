@@ -1,6 +1,7 @@
 // Target side of the bench protocol: listen on a loopback port, then report port, CPU and RSS over IPC.
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { getHeapSpaceStatistics } from 'node:v8';
 
 /** Messages the driver sends a target. */
 export type DriverMessage = { type: 'stats'; id: number } | { type: 'stop' };
@@ -8,11 +9,18 @@ export type DriverMessage = { type: 'stats'; id: number } | { type: 'stop' };
 /** Messages a target sends the driver. */
 export type TargetMessage =
   | { type: 'ready'; port: number; extra?: unknown }
-  | { type: 'stats'; id: number; cpuMicros: number; rss: number; monotonicMicros: number };
+  | {
+      type: 'stats';
+      id: number;
+      cpuMicros: number;
+      rss: number;
+      monotonicMicros: number;
+      oldSpaceUsed: number;
+    };
 
 /**
  * Listens on 127.0.0.1 (a free port), tells the driver the port, answers its `stats` requests with
- * this process's CPU time (user + system, µs) and RSS, and exits on `stop` so that `--cpu-prof`
+ * this process's CPU time (user + system, µs), RSS and V8's old space, and exits on `stop` so that `--cpu-prof`
  * gets to write its profile.
  */
 export async function serveTarget(
@@ -31,6 +39,8 @@ export async function serveTarget(
         rss: process.memoryUsage.rss(),
         // The clock of --cpu-prof sample times, so a profile can be cut to the measured run.
         monotonicMicros: Number(process.hrtime.bigint() / 1000n),
+        oldSpaceUsed:
+          getHeapSpaceStatistics().find((s) => s.space_name === 'old_space')?.space_used_size ?? 0,
       });
     } else if (message.type === 'stop') {
       server.closeAllConnections?.();

@@ -20,6 +20,8 @@ export interface TargetStats {
   readonly rss: number;
   /** The target's monotonic clock (µs), the time base of its --cpu-prof samples. */
   readonly monotonicMicros: number;
+  /** Bytes in V8's old space now: it shrinks only when a full collection runs. */
+  readonly oldSpaceUsed: number;
 }
 
 const READY_TIMEOUT_MS = 180_000;
@@ -42,8 +44,8 @@ export class TargetProcess {
     this.extra = extra;
     child.on('message', (message: TargetMessage) => {
       if (message.type !== 'stats') return;
-      const { cpuMicros, rss, monotonicMicros } = message;
-      this.waiting.get(message.id)?.({ cpuMicros, rss, monotonicMicros });
+      const { cpuMicros, rss, monotonicMicros, oldSpaceUsed } = message;
+      this.waiting.get(message.id)?.({ cpuMicros, rss, monotonicMicros, oldSpaceUsed });
       this.waiting.delete(message.id);
     });
   }

@@ -1,5 +1,6 @@
 // The service's Prometheus metrics: requests, 429s by code, limiter decision latency, the store's health.
 // The app serves no route for them: `app.metrics` is scraped by the metrics listener (metrics-listener.ts).
+import type { FastifyReply, FastifyRequest, onResponseHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { HashGate } from '../../auth/hash-gate.ts';
@@ -117,12 +118,24 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
       stopObserving = null;
     });
 
-    // The route's pattern, never the URL (ids and junk paths would make unbounded series);
-    // requests that matched no route count as `unmatched`.
-    app.addHook('onResponse', (request, reply, done) => {
-      const route = request.is404 ? 'unmatched' : request.routeOptions.url!;
+    // By the route's pattern, never the URL (ids and junk paths would make unbounded series);
+    // requests that matched no route count as `unmatched`. The pattern is the route's own hook's
+    // constant, as the rate limiter's plan is: read per request, `request.routeOptions` builds an
+    // object of twelve fields and asks the router about version constraints.
+    const count = (request: FastifyRequest, reply: FastifyReply, route: string) => {
       requests.inc({ method: request.method, route, status: reply.statusCode });
       if (request.rateLimitRefusal !== null) refusals.labels(request.rateLimitRefusal).inc();
+    };
+    app.addHook('onRoute', (route) => {
+      const pattern = route.url;
+      const counted: onResponseHookHandler = (request, reply, done) => {
+        count(request, reply, pattern);
+        done();
+      };
+      route.onResponse = [...[route.onResponse ?? []].flat(), counted];
+    });
+    app.addHook('onResponse', (request, reply, done) => {
+      if (request.is404) count(request, reply, 'unmatched');
       done();
     });
 

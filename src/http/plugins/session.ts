@@ -9,26 +9,37 @@ export const SESSION_COOKIE = 'tp_session';
 declare module 'fastify' {
   interface FastifyRequest {
     /** The signed-in user, or null for an unauthenticated caller. */
-    user: User | null;
+    readonly user: User | null;
     /** The id the CSRF token of a signed-in caller is bound to. */
-    sessionId: string | null;
+    readonly sessionId: string | null;
     /** When the caller's session signed in (epoch ms), for what asks for a recent sign-in; null if unknown. */
-    signedInAt: number | null;
+    readonly signedInAt: number | null;
   }
-}
-
-function signIn(request: FastifyRequest, session: ResolvedSession | null): void {
-  if (!session) return;
-  request.user = session.user;
-  request.sessionId = session.sessionId;
-  request.signedInAt = session.signedInAt;
 }
 
 export const sessionPlugin = fp<{ sessions: SessionService }>(
   async (app, { sessions }) => {
-    app.decorateRequest('user', null);
-    app.decorateRequest('sessionId', null);
-    app.decorateRequest('signedInAt', null);
+    // One property set per request, the resolved session; `user`, `sessionId` and `signedInAt`
+    // read it. Fastify sets every decorated value on each new request through one keyed store
+    // (about 240 instructions each, megamorphic); getters live on the prototype and cost none.
+    const kSession = Symbol('session');
+    type WithSession = FastifyRequest & { [kSession]: ResolvedSession | null };
+    app.decorateRequest(kSession, null);
+    app.decorateRequest('user', {
+      getter() {
+        return (this as WithSession)[kSession]?.user ?? null;
+      },
+    });
+    app.decorateRequest('sessionId', {
+      getter() {
+        return (this as WithSession)[kSession]?.sessionId ?? null;
+      },
+    });
+    app.decorateRequest('signedInAt', {
+      getter() {
+        return (this as WithSession)[kSession]?.signedInAt ?? null;
+      },
+    });
     // An onRequest hook, after @fastify/cookie's: the rate limiter's hook, which keys by user, comes
     // after it. A session served from the cache resolves without waiting.
     app.addHook('onRequest', (request, _reply, done) => {
@@ -36,11 +47,11 @@ export const sessionPlugin = fp<{ sessions: SessionService }>(
       if (!cookie) return done();
       const resolved = sessions.resolve(cookie);
       if (!(resolved instanceof Promise)) {
-        signIn(request, resolved);
+        (request as WithSession)[kSession] = resolved;
         return done();
       }
       resolved.then((session) => {
-        signIn(request, session);
+        (request as WithSession)[kSession] = session;
         done();
       }, done);
     });

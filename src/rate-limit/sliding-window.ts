@@ -10,8 +10,8 @@
  *   count can only be too high, never too low: it never over-admits. Bound on under-admission:
  *   an admission is counted for at most windowMs + g, so a refused caller waits at most g longer
  *   than with an exact log (56.25 s for a 15-minute window), and any interval of length
- *   windowMs + g still admits at least `limit` requests. Memory per key is BUCKETS + 2 numbers
- *   (the ring and its total), whatever the limit.
+ *   windowMs + g still admits at least `limit` requests. Memory per key is BUCKETS + 1 numbers,
+ *   whatever the limit.
  *
  * Functions here touch only the arrays they are given; stores decide where those arrays live.
  */
@@ -20,8 +20,6 @@ export const LOG_MAX_LIMIT = 32;
 export const BUCKETS = 16;
 /** Ring slots: a window of BUCKETS buckets overlaps at most BUCKETS + 1 of them. */
 export const RING = BUCKETS + 1;
-/** A key's numbers in the buckets shape: the ring, then the sum of its slots (kept as they change). */
-const BUCKET_SLOTS = RING + 1;
 
 export interface WindowShape {
   readonly kind: 'log' | 'buckets';
@@ -47,7 +45,7 @@ export function shapeOf(limit: number, windowMs: number): WindowShape {
   if (limit <= LOG_MAX_LIMIT)
     return { kind: 'log', limit, windowMs, bucketMs: 0, slots: limit, horizonMs: windowMs };
   const bucketMs = Math.ceil(windowMs / BUCKETS);
-  return { kind: 'buckets', limit, windowMs, bucketMs, slots: BUCKET_SLOTS, horizonMs: windowMs + bucketMs };
+  return { kind: 'buckets', limit, windowMs, bucketMs, slots: RING, horizonMs: windowMs + bucketMs };
 }
 
 // ---------- log: `times[offset … offset+limit)` holds admission times; -Infinity marks a free slot.
@@ -96,8 +94,7 @@ export function clearLog(shape: WindowShape, times: Float64Array, offset: number
 }
 
 // ---------- buckets: `counts[offset … offset+RING)` is a ring indexed by bucket number mod RING,
-// `counts[offset+RING]` the sum of its slots, and `heads[key]` the number of the newest bucket
-// written (-Infinity when none). The ring then holds buckets head-RING+1 … head.
+// and `heads[key]` the number of the newest bucket written (-Infinity when none).
 
 /** Decides at `now`; when `consume` and admitted, counts it in the current bucket. */
 export function decideBuckets(
@@ -113,12 +110,11 @@ export function decideBuckets(
   const current = Math.floor(now / bucketMs);
   advance(counts, offset, heads, key, current);
   const first = Math.floor((now - shape.windowMs) / bucketMs);
-  const used = usedInWindow(counts, offset, first, current);
+  const used = sumBuckets(counts, offset, first, current);
   if (used >= limit)
     return { allowed: false, remaining: 0, resetMs: bucketResetMs(shape, counts, offset, first, used, now) };
   if (!consume) return { allowed: true, remaining: limit - used, resetMs: 0 };
   counts[offset + ringSlot(current)]!++;
-  counts[offset + RING]!++;
   return {
     allowed: true,
     remaining: limit - used - 1,
@@ -139,22 +135,22 @@ export function releaseBuckets(
   const slot = offset + ringSlot(bucket);
   if (bucket > heads[key]! || bucket <= heads[key]! - RING || counts[slot]! <= 0) return false;
   counts[slot]!--;
-  counts[offset + RING]!--;
   return true;
 }
 
 export function clearBuckets(counts: Int32Array, offset: number, heads: Float64Array, key: number): void {
-  counts.fill(0, offset, offset + BUCKET_SLOTS);
+  counts.fill(0, offset, offset + RING);
   heads[key] = Number.NEGATIVE_INFINITY;
 }
 
-/**
- * The counts of buckets `first` to `last` (at most RING of them, so on distinct slots): the ring's
- * total less the slots of the buckets after `last` that complete the ring (none to a few).
- */
-function usedInWindow(counts: Int32Array, offset: number, first: number, last: number): number {
-  let used = counts[offset + RING]!;
-  for (let b = last + 1; b < first + RING; b++) used -= counts[offset + ringSlot(b)]!;
+/** The counts of buckets `first` to `last` (at most RING of them): one modulo, then the ring walked in order. */
+function sumBuckets(counts: Int32Array, offset: number, first: number, last: number): number {
+  let used = 0;
+  let slot = ringSlot(first);
+  for (let n = last - first; n >= 0; n--) {
+    used += counts[offset + slot]!;
+    if (++slot === RING) slot = 0;
+  }
   return used;
 }
 
@@ -174,13 +170,8 @@ function advance(
 ): void {
   const head = heads[key]!;
   if (current <= head) return;
-  if (current - head >= RING) counts.fill(0, offset, offset + BUCKET_SLOTS);
-  else
-    for (let b = head + 1; b <= current; b++) {
-      const slot = offset + ringSlot(b);
-      counts[offset + RING]! -= counts[slot]!;
-      counts[slot] = 0;
-    }
+  if (current - head >= RING) counts.fill(0, offset, offset + RING);
+  else for (let b = head + 1; b <= current; b++) counts[offset + ringSlot(b)] = 0;
   heads[key] = current;
 }
 

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ManualClock } from '../../src/clock.ts';
 import { shapeOf } from '../../src/rate-limit/sliding-window.ts';
 import { MemoryStore } from '../../src/rate-limit/stores/memory-store.ts';
-import { parseDecision, parseFlag, SCRIPTS } from '../../src/rate-limit/stores/redis-scripts.ts';
+import { parseDecision, parseFlag, shapeScripts } from '../../src/rate-limit/stores/redis-scripts.ts';
 import { createRedisClient, RedisStore } from '../../src/rate-limit/stores/redis-store.ts';
 import { type RateRule, StoreUnavailableError } from '../../src/rate-limit/stores/store.ts';
 import { openRedisStore } from '../helpers/redis.ts';
@@ -111,7 +111,10 @@ describe('RedisStore in production mode (time from Redis TIME)', { skip }, () =>
   it('reloads its scripts with EVAL after NOSCRIPT (a restart or SCRIPT FLUSH), then runs them by SHA', async () => {
     await store.client.script('FLUSH');
     assert.equal((await store.consume(rule, 'noscript')).allowed, true);
-    const [loaded] = (await store.client.script('EXISTS', SCRIPTS.decide.sha)) as number[];
+    const [loaded] = (await store.client.script(
+      'EXISTS',
+      shapeScripts(shapeOf(rule.limit, rule.windowMs)).consume.sha,
+    )) as number[];
     assert.equal(loaded, 1);
     assert.equal((await store.peek(rule, 'noscript')).remaining, 2);
   });
@@ -187,7 +190,9 @@ describe('RedisStore round trips', { skip: skip || skipUnlessRedisBinaries() }, 
 
   it('costs one EVALSHA per decision, release and reset (after the scripts are cached)', async () => {
     const rule: RateRule = { name: 'round-trips', limit: 40, windowMs: MINUTE };
-    await store.consume(rule, 'warm'); // first use: NOSCRIPT, then EVAL caches the script
+    // First use of each script: NOSCRIPT, then EVAL caches it.
+    await store.consume(rule, 'warm');
+    await store.peek(rule, 'warm');
     await store.release(rule, 'warm', 0);
     await store.reset(rule, 'warm');
     await server.cli('CONFIG', 'RESETSTAT');

@@ -16,9 +16,12 @@ import { StoreUnavailableError } from './store.ts';
  *   the limit (a counter never exceeds it; limits are below 10^9).
  *
  * `since` is the time the key's state began (see release). Doubles hold every time exactly, so a
- * stored time reads back as the same number.
+ * stored time reads back as the same number. Times are whole milliseconds.
  *
- * Common ARGV: kind ('log' | 'buckets'), limit, windowMs, bucketMs. Times are whole milliseconds.
+ * The decide and release scripts are written per window shape (shapeScripts): the shape's numbers
+ * are constants of the text, so a decision sends the key alone (and a test clock's time). Each
+ * argument costs the client a length, five string joins and its share of the flattened command
+ * (ioredis' Command.toWritable): seven fewer arguments were about 6 k instructions a request.
  */
 /** Part of every key: a deployment whose code stores another layout must not read this one. */
 export const LAYOUT_VERSION = `v3.${BUCKETS}`;
@@ -34,12 +37,12 @@ const ZEROS = Array.from({ length: RING }, () => '0').join(', ');
 /** Counters of 1, 2 or 4 bytes: the narrowest unsigned width that holds the limit. */
 const bucketsFormat = (width: 1 | 2 | 4): string => `'<dd${`I${width}`.repeat(RING)}'`;
 
-/** Common ARGV: kind ('log' | 'buckets'), limit, windowMs, bucketMs; then the script's own. */
-const ARGS = `
+/** The first lines of a shape's scripts: its numbers, as constants. */
+const shapeHeader = (shape: WindowShape): string => `
 local key = KEYS[1]
-local limit = tonumber(ARGV[2])
-local windowMs = tonumber(ARGV[3])
-local bucketMs = tonumber(ARGV[4])
+local limit = ${shape.limit}
+local windowMs = ${shape.windowMs}
+local bucketMs = ${shape.bucketMs}
 `;
 
 /**
@@ -47,8 +50,8 @@ local bucketMs = tonumber(ARGV[4])
  * is s[b % RING + 3] (Lua's % floors, like ringSlot in sliding-window.ts, so a negative bucket
  * lands in the ring too). A missing key is { nil, -huge, 0, … }.
  */
-const LOAD_BUCKETS = `
-local fmt = limit < 256 and ${bucketsFormat(1)} or (limit < 65536 and ${bucketsFormat(2)} or ${bucketsFormat(4)})
+const loadBuckets = (limit: number): string => `
+local fmt = ${bucketsFormat(limit < 256 ? 1 : limit < 65536 ? 2 : 4)}
 local raw = redis.call('GET', key)
 local s
 if raw then s = { struct.unpack(fmt, raw) } else s = { nil, -math.huge, ${ZEROS} } end
@@ -98,51 +101,53 @@ local resetMs = math.max(0, (b + 1) * bucketMs + windowMs - now)
 const DECISION = "'%d,%d,%d,%d'";
 
 /**
- * consume / peek. Extra ARGV: consume ('1' | '0'), horizonMs, now ('' = take it from Redis TIME).
- * Replies "allowed,remaining,resetMs,token" (allowed 0|1; token is the admission time, -1 when
- * none): one string, because the client decodes a reply of four integers at about three times
- * the cost of one string, and a decision's reply is read on every request (BENCHMARKS.md).
+ * consume / peek of one shape. ARGV: now (absent = take it from Redis TIME: instances with skewed
+ * clocks still share one window; a test passes its clock's time). Replies
+ * "allowed,remaining,resetMs,token" (allowed 0|1; token is the admission time, -1 when none): one
+ * string, because the client decodes a reply of four integers at about three times the cost of
+ * one string, and a decision's reply is read on every request (BENCHMARKS.md).
  */
-const DECIDE = `${ARGS}
-local consume = ARGV[5] == '1'
-local horizonMs = ARGV[6]
-local now = tonumber(ARGV[7])
+const decideLua = (shape: WindowShape, consume: boolean): string => `${shapeHeader(shape)}
+local consume = ${consume}
+local horizonMs = ${shape.horizonMs}
+local now = tonumber(ARGV[1])
 if not now then
-  -- Redis's clock, not the caller's: instances with skewed clocks still share one window.
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
+${shape.kind === 'log' ? DECIDE_LOG : decideBuckets(shape.limit)}`;
 
-if ARGV[1] == 'log' then
-  -- decideLog over the n finite times; the free slots (limit - n of them) are the oldest of all.
-  ${LOAD_LOG}
-  local horizon = now - windowMs
-  local live = 0
-  local oldest = 2
-  for i = 2, n + 1 do
-    local t = s[i]
-    if t > horizon then live = live + 1 end
-    if t < s[oldest] then oldest = i end
-  end
-  if live >= limit then return string.format(${DECISION}, 0, 0, s[oldest] + windowMs - now, -1) end
-  if not consume then return string.format(${DECISION}, 1, limit - live, 0, -1) end
-  -- A free slot if there is one, else the oldest time (expired: fewer than limit are live).
-  if n < limit then
-    n = n + 1
-    oldest = n + 1
-  end
-  s[oldest] = now
-  s[1] = s[1] or now
-  ${saveWithTtl(logPacked)}
-  if live + 1 < limit then return string.format(${DECISION}, 1, limit - live - 1, 0, now) end
-  -- All limit slots are live now: the next admission waits for the oldest of them.
-  local nxt = s[2]
-  for i = 3, n + 1 do if s[i] < nxt then nxt = s[i] end end
-  return string.format(${DECISION}, 1, 0, nxt + windowMs - now, now)
+/** decideLog over the n finite times; the free slots (limit - n of them) are the oldest of all. */
+const DECIDE_LOG = `
+${LOAD_LOG}
+local horizon = now - windowMs
+local live = 0
+local oldest = 2
+for i = 2, n + 1 do
+  local t = s[i]
+  if t > horizon then live = live + 1 end
+  if t < s[oldest] then oldest = i end
 end
+if live >= limit then return string.format(${DECISION}, 0, 0, s[oldest] + windowMs - now, -1) end
+if not consume then return string.format(${DECISION}, 1, limit - live, 0, -1) end
+-- A free slot if there is one, else the oldest time (expired: fewer than limit are live).
+if n < limit then
+  n = n + 1
+  oldest = n + 1
+end
+s[oldest] = now
+s[1] = s[1] or now
+${saveWithTtl(logPacked)}
+if live + 1 < limit then return string.format(${DECISION}, 1, limit - live - 1, 0, now) end
+-- All limit slots are live now: the next admission waits for the oldest of them.
+local nxt = s[2]
+for i = 3, n + 1 do if s[i] < nxt then nxt = s[i] end end
+return string.format(${DECISION}, 1, 0, nxt + windowMs - now, now)
+`;
 
--- decideBuckets
-${LOAD_BUCKETS}
+/** decideBuckets. */
+const decideBuckets = (limit: number): string => `
+${loadBuckets(limit)}
 local current = math.floor(now / bucketMs)
 -- advance: zero the slots of the buckets between the last one written and the current one.
 local head = s[2]
@@ -173,28 +178,30 @@ ${BUCKETS_RESET_MS}
 return string.format(${DECISION}, 1, 0, resetMs, now)
 `;
 
-/** release. Extra ARGV: the token (admission time). Replies 1 when taken back, 0 when it was gone. */
-const RELEASE = `${ARGS}
-local at = tonumber(ARGV[5])
+/** release of one shape. ARGV: the token (admission time). Replies 1 when taken back, 0 when it was gone. */
+const releaseLua = (shape: WindowShape): string => `${shapeHeader(shape)}
+local at = tonumber(ARGV[1])
+${shape.kind === 'log' ? RELEASE_LOG : releaseBuckets(shape.limit)}`;
 
-if ARGV[1] == 'log' then
-  -- releaseLog: the time leaves the log (its slot becomes free).
-  ${LOAD_LOG}
-  if not s[1] or at < s[1] then return 0 end
-  for i = 2, n + 1 do
-    if s[i] == at then
-      s[i] = s[n + 1]
-      s[n + 1] = nil
-      n = n - 1
-      ${saveKeepTtl(logPacked)}
-      return 1
-    end
+/** releaseLog: the time leaves the log (its slot becomes free). */
+const RELEASE_LOG = `
+${LOAD_LOG}
+if not s[1] or at < s[1] then return 0 end
+for i = 2, n + 1 do
+  if s[i] == at then
+    s[i] = s[n + 1]
+    s[n + 1] = nil
+    n = n - 1
+    ${saveKeepTtl(logPacked)}
+    return 1
   end
-  return 0
 end
+return 0
+`;
 
--- releaseBuckets
-${LOAD_BUCKETS}
+/** releaseBuckets. */
+const releaseBuckets = (limit: number): string => `
+${loadBuckets(limit)}
 if not s[1] or at < s[1] then return 0 end
 local bucket = math.floor(at / bucketMs)
 local slot = bucket % ${RING} + 3
@@ -297,9 +304,23 @@ function script(name: string, lua: string): Script {
   return { name, lua, sha: createHash('sha1').update(lua).digest('hex') };
 }
 
+/** The scripts of one window shape (the Redis store makes them once per rule). */
+export interface ShapeScripts {
+  readonly consume: Script;
+  readonly peek: Script;
+  readonly release: Script;
+}
+
+export function shapeScripts(shape: WindowShape): ShapeScripts {
+  return {
+    consume: script('consume', decideLua(shape, true)),
+    peek: script('peek', decideLua(shape, false)),
+    release: script('release', releaseLua(shape)),
+  };
+}
+
+/** The scripts whose text is the same for every rule. */
 export const SCRIPTS = {
-  decide: script('decide', DECIDE),
-  release: script('release', RELEASE),
   reset: script('reset', RESET),
   noteLock: script('noteLock', NOTE_LOCK),
   locks: script('locks', LOCKS),
@@ -307,11 +328,6 @@ export const SCRIPTS = {
   putOnce: script('putOnce', PUT_ONCE),
   takeOnce: script('takeOnce', TAKE_ONCE),
 } as const;
-
-/** The ARGV prefix every script shares: the window's shape. */
-export function shapeArgs(shape: WindowShape): (string | number)[] {
-  return [shape.kind, shape.limit, shape.windowMs, shape.bucketMs];
-}
 
 /** Sends one command and resolves with its reply (the Redis store's one command path). */
 export type SendCommand = (name: string, args: string[]) => Promise<unknown>;

@@ -12,7 +12,8 @@ import {
   SCRIPTS,
   type Script,
   type SendCommand,
-  shapeArgs,
+  type ShapeScripts,
+  shapeScripts,
 } from './redis-scripts.ts';
 import {
   type LockEntry,
@@ -45,6 +46,9 @@ export interface RedisStoreOptions {
    */
   readonly clock?: Clock;
 }
+
+/** A decision's ARGV without a test clock: none (the script reads Redis TIME). */
+const NO_ARGS: readonly number[] = [];
 
 /** Reconnection waits 100 ms, 200 ms, 400 ms … but never more than this between attempts. */
 const RECONNECT_MAX_MS = 1000;
@@ -97,9 +101,7 @@ export function createRedisClient(redis: RedisSettings): RedisClient {
 
 interface RuleShape {
   readonly shape: WindowShape;
-  readonly args: readonly (string | number)[];
-  readonly consumeArgs: readonly string[];
-  readonly peekArgs: readonly string[];
+  readonly scripts: ShapeScripts;
   /** The part of every key of this rule after the caller's key. */
   readonly suffix: string;
 }
@@ -149,8 +151,8 @@ export class RedisStore implements RemoteStore {
   }
 
   async release(rule: RateRule, key: string, token: number): Promise<void> {
-    const { args } = this.ruleShape(rule);
-    await this.run('release', SCRIPTS.release, this.keyOf(rule, key), [...args, token], (reply) =>
+    const { scripts } = this.ruleShape(rule);
+    await this.run('release', scripts.release, this.keyOf(rule, key), [token], (reply) =>
       parseFlag('release', reply),
     );
   }
@@ -263,10 +265,11 @@ export class RedisStore implements RemoteStore {
   }
 
   private decide(rule: RateRule, key: string, consume: boolean): Promise<RateDecision> {
-    const { shape, consumeArgs, peekArgs } = this.ruleShape(rule);
-    const now = this.clock ? String(Math.floor(this.clock.now())) : '';
-    const args = [...(consume ? consumeArgs : peekArgs), now];
-    return this.run(consume ? 'consume' : 'peek', SCRIPTS.decide, this.keyOf(rule, key), args, (reply) => {
+    const { shape, scripts } = this.ruleShape(rule);
+    // Without a test clock the script reads Redis TIME.
+    const args = this.clock ? [Math.floor(this.clock.now())] : NO_ARGS;
+    const script = consume ? scripts.consume : scripts.peek;
+    return this.run(script.name, script, this.keyOf(rule, key), args, (reply) => {
       const decision = parseDecision(reply, shape, consume);
       const answer = {
         allowed: decision.allowed,
@@ -312,14 +315,9 @@ export class RedisStore implements RemoteStore {
     let known = this.shapes.get(rule);
     if (!known) {
       const shape = shapeOf(rule.limit, rule.windowMs);
-      const args = shapeArgs(shape);
-      // The decide script's ARGV but the time, as the strings they are sent as, made once.
-      const decideArgs = (consume: '1' | '0') => [...args, consume, shape.horizonMs].map(String);
       known = {
         shape,
-        args,
-        consumeArgs: decideArgs('1'),
-        peekArgs: decideArgs('0'),
+        scripts: shapeScripts(shape),
         suffix: `:${LAYOUT_VERSION}:${rule.limit}/${rule.windowMs}`,
       };
       this.shapes.set(rule, known);

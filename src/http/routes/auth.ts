@@ -162,7 +162,10 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
         200: { type: 'object', required: ['user'], properties: { user: ref('User') } },
       },
     },
-    handler: async (request) => ({ user: request.user! }),
+    // Synchronous: nothing to wait for, so no promise for Fastify to wait on (about 1 k instructions).
+    handler: (request, reply) => {
+      reply.send({ user: request.user! });
+    },
   });
 }
 

@@ -20,7 +20,10 @@
 // request over that sample). After one, the next came 100,000 requests later (measured under
 // callgrind: about 1.7 k a request, amortised, which the samples of 15,000 then rarely hold).
 // Settling first makes every run count the same state: between full collections, the steady
-// state's cost; the CPU-time rows carry the collections at full speed.
+// state's cost; the CPU-time rows carry the collections at full speed. The warm-up is 60,000: at
+// 30,000 a process's first sample now and then met V8 re-optimising Node's stream code (+2–6 k a
+// request in that sample, in one of three processes of ours · redis in the 2026-11-26 19:05 run);
+// twice as many requests leave that in the warm-up for every target alike.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -36,7 +39,7 @@ import type { BenchSession } from './lib/serve.ts';
 import type { TargetProcess } from './lib/target-process.ts';
 
 const settings = {
-  warmup: int('BENCH_INSTR_WARMUP', 30_000),
+  warmup: int('BENCH_INSTR_WARMUP', 60_000),
   requests: int('BENCH_INSTR_REQUESTS', 5_000),
   samples: int('BENCH_INSTR_SAMPLES', 3),
   /** After the warm-up, at most this many more requests until a full collection (below). */

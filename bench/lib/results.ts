@@ -79,16 +79,18 @@ export function checkGuard(
     const { name, shown } = MEASURES[measure];
     const target = `${mine?.label ?? ours} ≤ ${max}× the floor, by ${name}`;
     if (!mine || !floor) return { target, measured: 'not run', met: null };
-    // CPU time: the median over rounds; instructions: the costliest process.
+    // CPU time: the median over rounds; instructions: ours' costliest process against the
+    // floor's cheapest, so that no draw at a start (instructions-phase.ts) passes the guard.
     const worst = measure === 'cpu' ? mine.cost : Math.max(...mine.byProcess);
-    const ratio = worst / floor.cost;
+    const base = measure === 'cpu' ? floor.cost : Math.min(...floor.byProcess);
+    const ratio = worst / base;
     const processes =
       mine.byProcess.length > 1
-        ? `; by process ${mine.byProcess.map((c) => `${(c / floor.cost).toFixed(2)}×`).join(', ')}`
+        ? `; by process ${mine.byProcess.map((c) => `${(c / base).toFixed(2)}×`).join(', ')}`
         : '';
     return {
       target,
-      measured: `${ratio.toFixed(2)}× (${shown(worst)} vs ${shown(floor.cost)})${processes}`,
+      measured: `${ratio.toFixed(2)}× (${shown(worst)} vs ${shown(base)})${processes}`,
       met: ratio <= max,
     };
   });

@@ -162,7 +162,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
         200: { type: 'object', required: ['user'], properties: { user: ref('User') } },
       },
     },
-    // Synchronous: nothing to wait for, so no promise for Fastify to wait on (about 1 k instructions).
+    // Synchronous: nothing to wait for, so no promise for Fastify to wait on (1.5 k instructions a request).
     handler: (request, reply) => {
       reply.send({ user: request.user! });
     },

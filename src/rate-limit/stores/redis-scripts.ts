@@ -21,7 +21,8 @@ import { StoreUnavailableError } from './store.ts';
  * The decide and release scripts are written per window shape (shapeScripts): the shape's numbers
  * are constants of the text, so a decision sends the key alone (and a test clock's time). Each
  * argument costs the client a length, five string joins and its share of the flattened command
- * (ioredis' Command.toWritable): seven fewer arguments were about 6 k instructions a request.
+ * (ioredis' Command.toWritable): seven fewer arguments were 11 k instructions a request
+ * (docs/architecture.md).
  */
 /** Part of every key: a deployment whose code stores another layout must not read this one. */
 export const LAYOUT_VERSION = `v3.${BUCKETS}`;
@@ -145,7 +146,7 @@ for i = 3, n + 1 do if s[i] < nxt then nxt = s[i] end end
 return string.format(${DECISION}, 1, 0, nxt + windowMs - now, now)
 `;
 
-/** decideBuckets. */
+/** sliding-window.ts' decideBuckets: decides at `now`; when `consume` and admitted, counts it in the current bucket. */
 const decideBuckets = (limit: number): string => `
 ${loadBuckets(limit)}
 local current = math.floor(now / bucketMs)
@@ -199,7 +200,7 @@ end
 return 0
 `;
 
-/** releaseBuckets. */
+/** sliding-window.ts' releaseBuckets: un-counts one admission made at `at`, if its bucket is still held. */
 const releaseBuckets = (limit: number): string => `
 ${loadBuckets(limit)}
 if not s[1] or at < s[1] then return 0 end

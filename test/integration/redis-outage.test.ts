@@ -170,6 +170,25 @@ describe('Redis outage, RATE_LIMIT_STORE_FAILURE=local (the default)', { skip },
     assert.match(after, /rate_limit_store_degraded\{store="redis",failure_mode="local"\} 0/);
   });
 
+  it('finds Redis back by itself while no request comes (its metrics say so)', async (t) => {
+    const a = await instance(t, server, 'local', uniquePrefix());
+    const visitor = a.client({ remoteAddress: '198.51.100.11' });
+    await server.kill();
+    assert.deepEqual(await burst(visitor, 1), { '401 UNAUTHENTICATED': 1 });
+    const degraded = (text: string) =>
+      /rate_limit_store_degraded\{store="redis",failure_mode="local"\} 1/.test(text);
+    assert.ok(degraded(await scrapeMetrics(a.app)));
+
+    await server.restart();
+    // Only the metrics page is read from here on: no request, no readiness check starts a probe.
+    const deadline = Date.now() + 15_000;
+    while (degraded(await scrapeMetrics(a.app))) {
+      if (Date.now() > deadline) throw new Error('still degraded 15 s after Redis came back');
+      await sleep(100);
+    }
+    assert.match(a.log.lines.at(-1)!.message, /recovered/);
+  });
+
   it('a hung Redis (SIGSTOP) costs at most one command timeout, then nothing until it answers', async (t) => {
     const a = await instance(t, server, 'local', uniquePrefix());
     const alice = a.client();

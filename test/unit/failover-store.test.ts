@@ -195,6 +195,27 @@ describe('FailoverStore, RATE_LIMIT_STORE_FAILURE=local', () => {
     assert.ok(store.consume(rule, 'k') instanceof Promise, 'back to the remote store');
   });
 
+  it('probes on its own every interval while no request comes, and stops once recovered', async (t) => {
+    t.mock.timers.enable({ apis: ['setInterval'] });
+    const { clock, remote, events, breakRemote } = setup(t, 'local');
+    await breakRemote();
+    remote.recover();
+    clock.advance(RETRY_MS - 1);
+    t.mock.timers.tick(RETRY_MS - 1);
+    assert.equal(remote.count('ping'), 0, 'not due yet');
+    clock.advance(1);
+    t.mock.timers.tick(1);
+    await settle();
+    assert.equal(remote.count('ping'), 1, 'probed without a request');
+    assert.deepEqual(
+      events.states.map(({ state }) => state),
+      ['degraded', 'recovered'],
+    );
+    clock.advance(5 * RETRY_MS);
+    t.mock.timers.tick(5 * RETRY_MS);
+    assert.equal(remote.count('ping'), 1, 'no probe once the remote store answers');
+  });
+
   it('probes at once when the clock is set back', async (t) => {
     const { clock, remote, store, breakRemote } = setup(t, 'local');
     await breakRemote();

@@ -59,6 +59,9 @@ export class FailoverStore implements RateLimitStore {
   /** No probe before this time (the clock's). */
   private retryAt = 0;
   private probe: Promise<void> | null = null;
+  /** While the remote store is down: probes it every retry interval even when no request comes. */
+  private watch: ReturnType<typeof setInterval> | null = null;
+  private closed = false;
 
   constructor(options: FailoverStoreOptions) {
     this.remote = options.remote;
@@ -154,6 +157,8 @@ export class FailoverStore implements RateLimitStore {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    this.stopWatch();
     await Promise.all([this.remote.close(), this.local.close()]);
   }
 
@@ -229,6 +234,24 @@ export class FailoverStore implements RateLimitStore {
     return probe;
   }
 
+  /*
+   * Requests start the probes during an outage, but an instance nobody asks would stay degraded
+   * (its /metrics and /readyz saying so) long after the remote store is back: a timer of its own
+   * starts one per interval too. Unref'd, so it never keeps the process alive.
+   */
+  private startWatch(): void {
+    if (this.closed) return;
+    this.watch = setInterval(() => {
+      if (this.probe === null && this.probeDue()) void this.startProbe();
+    }, this.retryAfterMs);
+    this.watch.unref();
+  }
+
+  private stopWatch(): void {
+    if (this.watch !== null) clearInterval(this.watch);
+    this.watch = null;
+  }
+
   /** What an operation answers when the remote store is not asked or did not answer, per the failure mode. */
   private fallback(rule: RateRule, key: string, operation: 'consume' | 'peek'): MaybePromise<RateDecision> {
     switch (this.mode) {
@@ -265,6 +288,7 @@ export class FailoverStore implements RateLimitStore {
     this.retryAt = now + this.retryAfterMs;
     if (this.downSince !== null) return;
     this.downSince = now;
+    this.startWatch();
     this.log.warn(
       { mode: this.mode, reason, connection: this.remote.health().lastError ?? undefined },
       `rate-limit store degraded: ${this.remote.name} is unavailable; ${MODE_EFFECT[this.mode]}`,
@@ -282,6 +306,7 @@ export class FailoverStore implements RateLimitStore {
     if (this.downSince === null) return;
     const downMs = Math.max(0, this.clock.now() - this.downSince);
     this.downSince = null;
+    this.stopWatch();
     this.log.info(
       { mode: this.mode, downMs },
       `rate-limit store recovered: ${this.remote.name} answers again; budgets are shared again`,

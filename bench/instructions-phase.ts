@@ -50,6 +50,18 @@ const settings = {
   /** Processes of the floor, each counted apart: the guard takes the cheapest. */
   floorProcesses: int('BENCH_INSTR_FLOOR_PROCESSES', 2),
 };
+/**
+ * A process can draw its cost at start (ours on Redis once read 172 k or 226 k; the floor read
+ * 104 k in four runs and 108 k in one, still re-optimising in its samples): ours on Redis and the
+ * floor are counted in several processes, and the guard sets the floor's cheapest against ours'
+ * costliest (results.ts).
+ */
+function processesOf(target: BenchTarget): number {
+  if (target.family === 'floor') return settings.floorProcesses;
+  if (target.family === 'ours' && target.store === 'redis') return settings.redisProcesses;
+  return 1;
+}
+
 /** Requests between two looks at the old space while settling. */
 const SETTLE_STEP = 2_500;
 /** BENCH_INSTR_KEEP=1 keeps the dumps, for callgrind_annotate (by function, callers, callees). */
@@ -112,16 +124,7 @@ export const instructionsPhase: Phase = {
     const rows: InstructionRow[] = [];
     try {
       for (const { target, start } of chosen) {
-        // A process can draw its cost at start (ours on Redis once read 172 k or 226 k; the floor
-        // read 104 k in four runs and 108 k in one, still re-optimising in its samples): ours on
-        // Redis and the floor are counted in several processes, and the guard sets the floor's
-        // cheapest against ours' costliest (results.ts).
-        const processes =
-          target.family === 'ours' && target.store === 'redis'
-            ? settings.redisProcesses
-            : target.family === 'floor'
-              ? settings.floorProcesses
-              : 1;
+        const processes = processesOf(target);
         const counted: InstructionRow[] = [];
         for (let p = 0; p < processes; p++) counted.push(await count(target, start, dir, context.log));
         rows.push(mergeProcesses(counted));

@@ -170,7 +170,7 @@ export class FailoverStore implements RateLimitStore {
         // Ask the remote store itself, so readiness is current even when no request tried it
         // lately; while it is down, by the probe (when one is due, or the one under way).
         if (this.downSince === null) await this.remote.ping().catch((error) => this.markDown('ping', error));
-        else await (this.probe ?? (this.probeDue() ? this.startProbe() : null));
+        else await this.probeIfDue();
         return { state: this.degraded ? 'down' : 'up', fatal: this.degraded && this.mode === 'closed' };
       },
     };
@@ -208,8 +208,13 @@ export class FailoverStore implements RateLimitStore {
   /** Whether this operation goes to the remote store; while it is down, also starts a probe when one is due. */
   private useRemote(): boolean {
     if (this.downSince === null) return true;
-    if (this.probe === null && this.probeDue()) void this.startProbe();
+    void this.probeIfDue();
     return false;
+  }
+
+  /** The probe under way, or a new one when one is due; null when none is. */
+  private probeIfDue(): Promise<void> | null {
+    return this.probe ?? (this.probeDue() ? this.startProbe() : null);
   }
 
   private probeDue(): boolean {
@@ -241,9 +246,7 @@ export class FailoverStore implements RateLimitStore {
    */
   private startWatch(): void {
     if (this.closed) return;
-    this.watch = setInterval(() => {
-      if (this.probe === null && this.probeDue()) void this.startProbe();
-    }, this.retryAfterMs);
+    this.watch = setInterval(() => void this.probeIfDue(), this.retryAfterMs);
     this.watch.unref();
   }
 

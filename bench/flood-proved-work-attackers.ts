@@ -1,7 +1,7 @@
 // The proved-work scenario's attackers (bench/flood-proved-work.ts), in a process of their own: new addresses and accounts, solving every challenge or none.
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { leadingZeroBits, workMessage } from '../src/proved-work.ts';
+import { leadingZeroBits, workMessage } from '../src/login/proved-work.ts';
 import { type Answer, Browser, outcome, tally } from './flood.ts';
 
 interface Asked {

@@ -5,14 +5,11 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { type BootstrapOutcome, bootstrapAdmin } from './auth/accounts.ts';
 import { DEVICE_COOKIE, DeviceCookies } from './auth/devices.ts';
-import { HashGate } from './auth/hash-gate.ts';
-import { LoginPressure } from './auth/login-pressure.ts';
 import { PasskeyCeremonies } from './auth/passkeys.ts';
 import { hashPassword, PasswordChecker, type PasswordHasher } from './auth/passwords.ts';
 import { schedulePurge } from './auth/purge-schedule.ts';
 import { SECURITY_EVENT_PURGE_INTERVAL_MS, SecurityEventLog } from './auth/security-event-log.ts';
 import { SESSION_PURGE_INTERVAL_MS, SessionService } from './auth/sessions.ts';
-import { WorkChallenges } from './auth/work-challenges.ts';
 import { type Clock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
@@ -49,6 +46,9 @@ import type { Services } from './http/services.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { BODY_LIMIT_BYTES } from './limits.ts';
 import { logDestination, loggerOptions } from './logger-options.ts';
+import { LoginGate } from './login/login-gate.ts';
+import { LoginPressure } from './login/login-pressure.ts';
+import { WorkChallenges } from './login/work-challenges.ts';
 import { RateLimitEngine } from './rate-limit/engine.ts';
 import { createStore, type StoreStack } from './rate-limit/stores/create-store.ts';
 
@@ -114,7 +114,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     // Writes start only after a request reported an event, so `app` exists by then.
     onError: (error, lostEvents) => app.log.error({ err: error, lostEvents }, 'security events not stored'),
   });
-  const loginGate = new HashGate({
+  const loginGate = new LoginGate({
     ...config.loginGate,
     clock,
     initialCheckMs: passwordChecker.bootCheckMs,

@@ -1,11 +1,11 @@
 // Starts the service: validated config, the app, listen, and a graceful stop on SIGTERM/SIGINT.
 // Only the config and the HTTP helpers are imported up front: libuv's pool is sized before anything can start it.
 import type { FastifyInstance } from 'fastify';
-import { lowerThreadPoolPriority } from './auth/hash-priority.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { DataDirInUseError } from './db/data-dir-lock.ts';
 import { drain, trackConnections } from './http/drain.ts';
 import { listenForMetrics } from './http/metrics-listener.ts';
+import { lowerThreadPoolPriority } from './login/hash-priority.ts';
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;

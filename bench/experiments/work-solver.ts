@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { searchNonce } from '../../src/client/index.ts';
-import { leadingZeroBits, workMessage } from '../../src/proved-work.ts';
+import { leadingZeroBits, workMessage } from '../../src/login/proved-work.ts';
 import { launchChromium } from '../../test/helpers/browser.ts';
 
 const DIST = fileURLToPath(new URL('../../web/dist/', import.meta.url));

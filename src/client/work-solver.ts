@@ -2,7 +2,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 
 /*
- * The client's copy of src/proved-work.ts (it imports nothing from the server); a test in
+ * The client's copy of src/login/proved-work.ts (it imports nothing from the server); a test in
  * test/unit/client-contract.test.ts fails when the two drift.
  */
 

@@ -1,5 +1,5 @@
 // The schemas of proved work at login (contract §15): the solution a login body may carry, and the challenge a LOGIN_BUSY carries.
-import { WORK_BITS_MAX, WORK_NONCE_MAX_LENGTH } from '../proved-work.ts';
+import { WORK_BITS_MAX, WORK_NONCE_MAX_LENGTH } from '../login/proved-work.ts';
 
 /** `work` in the login body: a challenge from an earlier LOGIN_BUSY and the nonce that solves it. */
 export const workSolutionSchema = {

@@ -1,12 +1,9 @@
 // What route handlers work with, built once by app.ts and passed to each route plugin.
 import type { DeviceCookies } from '../auth/devices.ts';
-import type { HashGate } from '../auth/hash-gate.ts';
-import type { LoginPressure } from '../auth/login-pressure.ts';
 import type { PasskeyCeremonies } from '../auth/passkeys.ts';
 import type { PasswordChecker } from '../auth/passwords.ts';
 import type { SecurityEventLog } from '../auth/security-event-log.ts';
 import type { SessionService } from '../auth/sessions.ts';
-import type { WorkChallenges } from '../auth/work-challenges.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
@@ -14,6 +11,9 @@ import type { ClientsRepository } from '../db/repositories/clients.ts';
 import type { PasskeysRepository } from '../db/repositories/passkeys.ts';
 import type { TasksRepository } from '../db/repositories/tasks.ts';
 import type { UsersRepository } from '../db/repositories/users.ts';
+import type { LoginGate } from '../login/login-gate.ts';
+import type { LoginPressure } from '../login/login-pressure.ts';
+import type { WorkChallenges } from '../login/work-challenges.ts';
 import type { RateLimitEngine } from '../rate-limit/engine.ts';
 import type { ReadinessCheck } from '../rate-limit/stores/store.ts';
 
@@ -27,7 +27,7 @@ export interface Services {
   readonly sessions: SessionService;
   readonly passwords: PasswordChecker;
   /** The gate every password check at login passes (contract §11), and whether it is shedding now. */
-  readonly loginGate: HashGate;
+  readonly loginGate: LoginGate;
   readonly loginPressure: LoginPressure;
   /** Proved-work challenges for the shared lane under pressure (contract §15). */
   readonly workChallenges: WorkChallenges;

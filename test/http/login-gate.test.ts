@@ -1,7 +1,7 @@
 // Contract §11 over HTTP: the hashing gate at login, with checks held and released by the test (HeldHasher) on a hand-moved clock.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { MAX_WAITING_PER_ACCOUNT } from '../../src/auth/hash-gate.ts';
+import { MAX_WAITING_PER_ACCOUNT } from '../../src/login/login-gate.ts';
 import { DEMO_PASSWORD, type Response, type TestClient } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
 import {

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { ApiClient, MemoryCookieJar, type WorkAsked } from '../../src/client/index.ts';
-import { leadingZeroBits, WORK_CHALLENGE_TTL_MS, workMessage } from '../../src/proved-work.ts';
+import { leadingZeroBits, WORK_CHALLENGE_TTL_MS, workMessage } from '../../src/login/proved-work.ts';
 import { DEMO_PASSWORD, type Response, type TestClient } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
 import {

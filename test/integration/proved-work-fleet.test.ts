@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';
-import { leadingZeroBits, workMessage } from '../../src/proved-work.ts';
+import { leadingZeroBits, workMessage } from '../../src/login/proved-work.ts';
 import { createTestApp, DEMO_PASSWORD, type TestApp, type TestClient } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
 import { uniquePrefix } from '../helpers/redis.ts';

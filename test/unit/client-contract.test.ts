@@ -38,7 +38,7 @@ import {
   PASSKEY_NAME_MAX as SERVER_PASSKEY_NAME_MAX,
   PASSKEYS_MAX as SERVER_PASSKEYS_MAX,
 } from '../../src/limits.ts';
-import { leadingZeroBits, WORK_BITS_MAX, workMessage } from '../../src/proved-work.ts';
+import { leadingZeroBits, WORK_BITS_MAX, workMessage } from '../../src/login/proved-work.ts';
 import type { RateLimitReport } from '../../src/rate-limit/engine.ts';
 import { CONTROLS, type ControlName } from '../../src/rate-limit/policy.ts';
 

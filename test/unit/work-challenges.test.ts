@@ -2,9 +2,9 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { WorkChallenges, type WorkRefusal } from '../../src/auth/work-challenges.ts';
 import { ManualClock } from '../../src/clock.ts';
-import { leadingZeroBits, WORK_CHALLENGE_TTL_MS, workMessage } from '../../src/proved-work.ts';
+import { leadingZeroBits, WORK_CHALLENGE_TTL_MS, workMessage } from '../../src/login/proved-work.ts';
+import { WorkChallenges, type WorkRefusal } from '../../src/login/work-challenges.ts';
 import { MemoryStore } from '../../src/rate-limit/stores/memory-store.ts';
 
 const SECRET = 'a-test-secret-of-at-least-32-characters!';

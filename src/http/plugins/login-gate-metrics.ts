@@ -1,6 +1,6 @@
 // The login gate's series in /metrics (contract §11): queue depth per lane, waits, checks run, attempts shed.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { HashGate } from '../../auth/hash-gate.ts';
+import type { LoginGate } from '../../login/login-gate.ts';
 
 /** From a free slot (no wait) to the shared lane's default bound of one second and past it. */
 const WAIT_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -9,7 +9,7 @@ const WAIT_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5
  * Registers the gate's series on `registry` and listens to the gate; returns the function that
  * stops listening (call it when the app closes).
  */
-export function registerLoginGateMetrics(registry: Registry, gate: HashGate): () => void {
+export function registerLoginGateMetrics(registry: Registry, gate: LoginGate): () => void {
   new Gauge({
     name: 'login_gate_queue_depth',
     help: 'Login attempts waiting for a password check, by lane (known devices, shared).',

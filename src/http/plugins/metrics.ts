@@ -3,8 +3,8 @@
 import type { FastifyReply, FastifyRequest, onResponseHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { HashGate } from '../../auth/hash-gate.ts';
-import type { WorkChallenges } from '../../auth/work-challenges.ts';
+import type { LoginGate } from '../../login/login-gate.ts';
+import type { WorkChallenges } from '../../login/work-challenges.ts';
 import { type ShadowRefusalEvent, shadowRefusalChannel } from '../../rate-limit/engine.ts';
 import type { StoreStack } from '../../rate-limit/stores/create-store.ts';
 import { observeStore } from '../../rate-limit/stores/store-events.ts';
@@ -29,7 +29,7 @@ export interface MetricsPluginOptions {
   /** The app's store stack: its labels, and the store whose events (store-events.ts) are counted. */
   readonly stack: StoreStack;
   /** The login hashing gate, whose queues, waits, checks and sheds are series of their own. */
-  readonly loginGate: HashGate;
+  readonly loginGate: LoginGate;
   /** Proved work's challenges, whose refused solutions are counted (contract §15). */
   readonly workChallenges: WorkChallenges;
 }

@@ -1,7 +1,7 @@
 // Proved work's series in /metrics (contract §15): the bits asked, the work of admitted and shed attempts, the solutions that counted as none.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { HashGate } from '../../auth/hash-gate.ts';
-import { WORK_REFUSALS, type WorkChallenges } from '../../auth/work-challenges.ts';
+import type { LoginGate } from '../../login/login-gate.ts';
+import { WORK_REFUSALS, type WorkChallenges } from '../../login/work-challenges.ts';
 
 /** Proved bits, from none (most of a flood) to what a browser pays in a second or two and past it. */
 const BITS_BUCKETS = [0, 1, 2, 4, 8, 12, 16, 18, 20, 22, 24, 28, 32];
@@ -9,7 +9,7 @@ const BITS_BUCKETS = [0, 1, 2, 4, 8, 12, 16, 18, 20, 22, 24, 28, 32];
 /** Registers the series on `registry` and listens to the gate and the challenges; returns the function that stops listening. */
 export function registerProvedWorkMetrics(
   registry: Registry,
-  gate: HashGate,
+  gate: LoginGate,
   challenges: WorkChallenges,
 ): () => void {
   new Gauge({

@@ -3,9 +3,9 @@ import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOption
 import fp from 'fastify-plugin';
 import { normaliseEmail } from '../../email.ts';
 import { type ErrorCode, errorBody } from '../../errors.ts';
+import { LoginFlow, longestRefusal } from '../../login/login-flow.ts';
 import { addressKey } from '../../rate-limit/client-ip.ts';
 import { type RateLimitEngine, resetSeconds, then, type Verdict } from '../../rate-limit/engine.ts';
-import { LoginFlow, longestRefusal } from '../../rate-limit/login-flow.ts';
 import {
   type Caller,
   keyFor,

@@ -1,11 +1,11 @@
 // CSRF bootstrap, login, logout and the current user (contract §3).
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { DEVICE_COOKIE, DeviceCookies } from '../../auth/devices.ts';
-import type { GatePlace } from '../../auth/hash-gate.ts';
-import type { WorkSolution } from '../../auth/work-challenges.ts';
 import { accountMaySignIn } from '../../db/repositories/users.ts';
 import { normaliseEmail } from '../../email.ts';
 import { ApiError, errorBody } from '../../errors.ts';
+import type { GatePlace } from '../../login/login-gate.ts';
+import type { WorkSolution } from '../../login/work-challenges.ts';
 import { CSRF_COOKIE, cookieOptions } from '../plugins/csrf.ts';
 import { sendRefusal } from '../plugins/rate-limit.ts';
 import { SESSION_COOKIE } from '../plugins/session.ts';
@@ -77,7 +77,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
       const place: GatePlace = known
         ? { lane: 'known', account: String(credentials!.user.id) }
         : { lane: 'shared', work: await workChallenges.prove(email, work) };
-      // Shed: no place in the queue and no hash, but the 503 waits out the bound (see HashGate.hold).
+      // Shed: no place in the queue and no hash, but the 503 waits out the bound (see LoginGate.hold).
       const admission = loginGate.enter(place);
       if (admission.shed) return busy(reply, email, await loginGate.hold());
       // The login plan's flow, which the rate-limit plugin gives this route when it is registered.

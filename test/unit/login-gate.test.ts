@@ -2,10 +2,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { HashGate, MAX_WAITING_PER_ACCOUNT, SHARED, type Ticket } from '../../src/auth/hash-gate.ts';
 import { ManualClock } from '../../src/clock.ts';
+import { LoginGate, MAX_WAITING_PER_ACCOUNT, SHARED, type Ticket } from '../../src/login/login-gate.ts';
 
-const admitted = (gate: HashGate, place = SHARED): Ticket => {
+const admitted = (gate: LoginGate, place = SHARED): Ticket => {
   const admission = gate.enter(place);
   assert.equal(admission.shed, false);
   const { ticket } = admission as { ticket: Ticket | null };
@@ -22,10 +22,10 @@ async function check(clock: ManualClock, ticket: Ticket, ms: number): Promise<vo
   ticket.close();
 }
 
-describe('HashGate', () => {
+describe('LoginGate', () => {
   it('runs at most `concurrency` checks and grants the next slot as one ends', async () => {
     const clock = new ManualClock();
-    const gate = new HashGate({ concurrency: 2, maxWaitMs: 1000, clock });
+    const gate = new LoginGate({ concurrency: 2, maxWaitMs: 1000, clock });
     const [a, b, c] = [admitted(gate), admitted(gate), admitted(gate)];
     assert.deepEqual(gate.state().queued, { known: 0, shared: 1 });
     assert.equal(gate.state().running, 2);
@@ -39,7 +39,7 @@ describe('HashGate', () => {
 
   it('estimates the wait from measured checks and sheds a newcomer over the bound, with Retry-After', async () => {
     const clock = new ManualClock();
-    const gate = new HashGate({ concurrency: 2, maxWaitMs: 100, clock, initialCheckMs: 50 });
+    const gate = new LoginGate({ concurrency: 2, maxWaitMs: 100, clock, initialCheckMs: 50 });
     const sheds: string[] = [];
     gate.observe({ shed: (reason) => sheds.push(reason) });
     const tickets = [admitted(gate), admitted(gate)]; // running
@@ -59,7 +59,7 @@ describe('HashGate', () => {
 
   it('holds a shed answer until the bound has passed on its clock, then gives the seconds to come back after', async () => {
     const clock = new ManualClock();
-    const gate = new HashGate({ concurrency: 1, maxWaitMs: 1000, clock, initialCheckMs: 700 });
+    const gate = new LoginGate({ concurrency: 1, maxWaitMs: 1000, clock, initialCheckMs: 700 });
     const running = admitted(gate);
     admitted(gate); // the next one waits 700 ms
     assert.deepEqual(gate.enter(SHARED), { shed: true }); // 1,400 ms expected: over the bound
@@ -80,7 +80,7 @@ describe('HashGate', () => {
 
   it('sheds a waiting shared attempt once it has waited the bound, at the next event', async () => {
     const clock = new ManualClock();
-    const gate = new HashGate({ concurrency: 1, maxWaitMs: 100, clock });
+    const gate = new LoginGate({ concurrency: 1, maxWaitMs: 100, clock });
     const running = admitted(gate);
     const waiting = admitted(gate);
     clock.advance(101);
@@ -91,7 +91,7 @@ describe('HashGate', () => {
 
   it('lets a waiting attempt leave without a check, and never sheds the known lane', async () => {
     const clock = new ManualClock();
-    const gate = new HashGate({ concurrency: 1, maxWaitMs: 100, clock });
+    const gate = new LoginGate({ concurrency: 1, maxWaitMs: 100, clock });
     const running = admitted(gate);
     const leaving = admitted(gate);
     const known = admitted(gate, { lane: 'known', account: '1' });
@@ -110,7 +110,7 @@ describe('HashGate', () => {
 
   it('keeps its shared line compact through long floods', async () => {
     const clock = new ManualClock();
-    const gate = new HashGate({ concurrency: 1, maxWaitMs: 100_000, clock });
+    const gate = new LoginGate({ concurrency: 1, maxWaitMs: 100_000, clock });
     let previous = admitted(gate);
     for (let i = 0; i < 5000; i++) {
       const next = admitted(gate);
@@ -130,7 +130,7 @@ describe('HashGate', () => {
 
   it('counts one account’s known-device backlog as one slot at most: a shared newcomer behind it is not shed', async () => {
     const clock = new ManualClock();
-    const gate = new HashGate({ concurrency: 2, maxWaitMs: 100, clock, initialCheckMs: 50 });
+    const gate = new LoginGate({ concurrency: 2, maxWaitMs: 100, clock, initialCheckMs: 50 });
     // An insider's own account: one check running, its backlog waiting behind it on that slot.
     const bob = Array.from({ length: 1 + MAX_WAITING_PER_ACCOUNT }, () => admitted(gate, known('bob')));
     assert.deepEqual(gate.state(), {
@@ -160,7 +160,7 @@ describe('HashGate', () => {
 
   it('refuses an account’s attempt at once once MAX_WAITING_PER_ACCOUNT wait, without a place in the queue', async () => {
     const clock = new ManualClock();
-    const gate = new HashGate({ concurrency: 1, maxWaitMs: 100, clock, initialCheckMs: 50 });
+    const gate = new LoginGate({ concurrency: 1, maxWaitMs: 100, clock, initialCheckMs: 50 });
     const bob = Array.from({ length: 1 + MAX_WAITING_PER_ACCOUNT }, () => admitted(gate, known('bob')));
     assert.deepEqual(gate.enter(known('bob')), { shed: false, ticket: null, retryAfter: 1 });
     assert.equal(gate.state().queued.known, MAX_WAITING_PER_ACCOUNT, 'the refused one took no place');
@@ -177,7 +177,7 @@ describe('HashGate', () => {
 
   it('never lets one account’s backlog hold the only slot: a shared attempt gets the slot after its running check', async () => {
     const clock = new ManualClock();
-    const gate = new HashGate({ concurrency: 1, maxWaitMs: 1000, clock, initialCheckMs: 50 });
+    const gate = new LoginGate({ concurrency: 1, maxWaitMs: 1000, clock, initialCheckMs: 50 });
     const sheds: string[] = [];
     gate.observe({ shed: (reason) => sheds.push(reason) });
     // An insider keeps his own account's backlog full: one running, MAX_WAITING_PER_ACCOUNT behind.
@@ -220,7 +220,7 @@ describe('HashGate', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 3 }), fc.array(step, { maxLength: 60 }), (concurrency, steps) => {
         const clock = new ManualClock();
-        const gate = new HashGate({ concurrency, maxWaitMs: 1e9, clock, initialCheckMs: 10 });
+        const gate = new LoginGate({ concurrency, maxWaitMs: 1e9, clock, initialCheckMs: 10 });
         const open: { ticket: Ticket; account: string | null; running: boolean }[] = [];
         for (const s of steps) {
           if (s.op === 'enter') {

@@ -1,13 +1,13 @@
 // The shared lane ordered by proved work (contract §15), pure: a hand-moved clock and checks that end when the test says.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { WORK_WINDOW_MS } from '../../src/auth/asked-bits.ts';
-import { HashGate, type ShedReason, type Ticket } from '../../src/auth/hash-gate.ts';
 import { ManualClock } from '../../src/clock.ts';
+import { WORK_WINDOW_MS } from '../../src/login/asked-bits.ts';
+import { LoginGate, type ShedReason, type Ticket } from '../../src/login/login-gate.ts';
 
 const shared = (work: number) => ({ lane: 'shared', work }) as const;
 
-function admitted(gate: HashGate, work = 0): Ticket {
+function admitted(gate: LoginGate, work = 0): Ticket {
   const admission = gate.enter(shared(work));
   assert.equal(admission.shed, false, `an attempt with ${work} bits was shed`);
   return (admission as { ticket: Ticket }).ticket;
@@ -16,7 +16,7 @@ function admitted(gate: HashGate, work = 0): Ticket {
 /** A gate with one slot, checks of 50 ms, a bound of 100 ms: one running, then room for one waiting. */
 function busyGate() {
   const clock = new ManualClock();
-  const gate = new HashGate({ concurrency: 1, maxWaitMs: 100, clock, initialCheckMs: 50 });
+  const gate = new LoginGate({ concurrency: 1, maxWaitMs: 100, clock, initialCheckMs: 50 });
   const sheds: [ShedReason, number][] = [];
   const grants: number[] = [];
   gate.observe({
@@ -35,10 +35,10 @@ async function check(clock: ManualClock, ticket: Ticket, ms = 50): Promise<void>
   ticket.close();
 }
 
-describe('HashGate: the shared lane by proved work', () => {
+describe('LoginGate: the shared lane by proved work', () => {
   it('serves the most work first, then the oldest of equal work', async () => {
     const clock = new ManualClock();
-    const gate = new HashGate({ concurrency: 1, maxWaitMs: 10_000, clock, initialCheckMs: 50 });
+    const gate = new LoginGate({ concurrency: 1, maxWaitMs: 10_000, clock, initialCheckMs: 50 });
     const order: string[] = [];
     const tickets = new Map<string, Ticket>();
     const enter = (name: string, work: number) => {

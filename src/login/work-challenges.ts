@@ -1,9 +1,9 @@
 // Proved-work challenges (contract §15): self-verifying, bound to an email, valid 2 minutes, usable once across the fleet.
 import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { tokensEqual } from '../auth/tokens.ts';
 import type { Clock } from '../clock.ts';
 import { normaliseEmail } from '../email.ts';
-import { leadingZeroBits, WORK_CHALLENGE_TTL_MS, workMessage } from '../proved-work.ts';
-import { tokensEqual } from './tokens.ts';
+import { leadingZeroBits, WORK_CHALLENGE_TTL_MS, workMessage } from './proved-work.ts';
 
 /** What a login body may carry beside email and password (its shape checked by the route's schema). */
 export interface WorkSolution {

@@ -24,7 +24,7 @@ export const SHARED: GatePlace = Object.freeze({ lane: 'shared' });
  */
 export const MAX_WAITING_PER_ACCOUNT = 4;
 
-export interface HashGateOptions {
+export interface LoginGateOptions {
   /** Checks that may run at once. */
   readonly concurrency: number;
   /** A shared-lane attempt expected to wait longer than this is shed (its answer held this long), and one that has waited this long is too. */
@@ -38,7 +38,7 @@ export interface HashGateOptions {
 export type ShedReason = 'expected-wait' | 'deadline' | 'displaced';
 
 /** What the gate tells its observers (metrics, the pressure tracker); each call is synchronous and must not throw. */
-export interface HashGateObserver {
+export interface LoginGateObserver {
   /** An attempt got its turn after waiting `waitMs`; `work` is the bits it proved (shared lane; 0 known). */
   granted?(lane: GateLane, waitMs: number, work: number): void;
   /** A check ran for `durationMs`. */
@@ -95,13 +95,13 @@ class Waiter implements Ticket {
   readonly turn: Promise<Turn>;
   resolve!: (turn: Turn) => void;
 
-  readonly gate: HashGate;
+  readonly gate: LoginGate;
   readonly place: GatePlace;
   readonly queuedAt: number;
   /** Proved bits, as the shared line orders them (0 in the known lane). */
   readonly work: number;
 
-  constructor(gate: HashGate, place: GatePlace, queuedAt: number) {
+  constructor(gate: LoginGate, place: GatePlace, queuedAt: number) {
     this.gate = gate;
     this.place = place;
     this.queuedAt = queuedAt;
@@ -131,7 +131,7 @@ class Waiter implements Ticket {
  * newcomer's work are ahead of it, and one that fits pushes out the least work when the line is
  * full. The gate knows nothing of accounts' existence: a shed depends only on the queue and work.
  */
-export class HashGate {
+export class LoginGate {
   private readonly concurrency: number;
   private readonly maxWaitMs: number;
   private readonly clock: Clock;
@@ -143,10 +143,10 @@ export class HashGate {
   private readonly shared = new WorkLine<Waiter>();
   /** Known-device attempts by account, the accounts in turn. */
   private readonly known = new KnownLane<Waiter>();
-  private readonly observers = new Set<HashGateObserver>();
+  private readonly observers = new Set<LoginGateObserver>();
   private readonly bits = new AskedBits();
 
-  constructor(options: HashGateOptions) {
+  constructor(options: LoginGateOptions) {
     if (!Number.isInteger(options.concurrency) || options.concurrency < 1)
       throw new RangeError('the gate needs a concurrency of at least 1');
     this.concurrency = options.concurrency;
@@ -156,7 +156,7 @@ export class HashGate {
   }
 
   /** Tells `observer` what happens from now on; returns the function that stops it. */
-  observe(observer: HashGateObserver): () => void {
+  observe(observer: LoginGateObserver): () => void {
     this.observers.add(observer);
     return () => this.observers.delete(observer);
   }
@@ -350,7 +350,7 @@ export class HashGate {
     return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil(expectedMs / 1000)));
   }
 
-  private notify(call: (observer: HashGateObserver) => void): void {
+  private notify(call: (observer: LoginGateObserver) => void): void {
     for (const observer of this.observers) {
       try {
         call(observer);

@@ -1,9 +1,9 @@
 // The login-failure limiter, whole: the early looks, the reservation before the password check, the settlement after it.
 import { normaliseEmail } from '../email.ts';
+import { type RateLimitEngine, then, type Verdict } from '../rate-limit/engine.ts';
+import { type Caller, type ControlName, callerWith, keyFor } from '../rate-limit/policy.ts';
+import type { MaybePromise } from '../rate-limit/stores/store.ts';
 import type { SecurityEventSink } from '../security-event.ts';
-import { type RateLimitEngine, then, type Verdict } from './engine.ts';
-import { type Caller, type ControlName, callerWith, keyFor } from './policy.ts';
-import type { MaybePromise } from './stores/store.ts';
 
 export type LoginAttempt =
   | { readonly refused: Verdict }

@@ -1,5 +1,5 @@
 // The bits a proved-work challenge asks for (contract §15): none without pressure, under pressure one more than the least work granted lately.
-import { WORK_BITS_MAX } from '../proved-work.ts';
+import { WORK_BITS_MAX } from './proved-work.ts';
 
 /** How long the work of admitted attempts counts as "lately" for the bits asked, and pressure lasts after a shed. */
 export const WORK_WINDOW_MS = 10_000;

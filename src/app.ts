@@ -4,7 +4,7 @@ import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { type BootstrapOutcome, bootstrapAdmin } from './auth/accounts.ts';
-import { DEVICE_COOKIE, DeviceCookies } from './auth/devices.ts';
+import { DeviceCookies } from './auth/devices.ts';
 import { PasskeyCeremonies } from './auth/passkeys.ts';
 import { hashPassword, PasswordChecker, type PasswordHasher } from './auth/passwords.ts';
 import { schedulePurge } from './auth/purge-schedule.ts';
@@ -46,9 +46,7 @@ import type { Services } from './http/services.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { BODY_LIMIT_BYTES } from './limits.ts';
 import { logDestination, loggerOptions } from './logger-options.ts';
-import { LoginGate } from './login/login-gate.ts';
-import { LoginPressure } from './login/login-pressure.ts';
-import { WorkChallenges } from './login/work-challenges.ts';
+import { Login } from './login/login.ts';
 import { RateLimitEngine } from './rate-limit/engine.ts';
 import { createStore, type StoreStack } from './rate-limit/stores/create-store.ts';
 
@@ -62,9 +60,6 @@ export interface AppOptions {
   /** What computes password hashes; tests pass one whose checks they hold and release. Default argon2id. */
   readonly hasher?: PasswordHasher;
 }
-
-/** How often the end of a login-pressure episode is looked for when nothing else asks. */
-const PRESSURE_POLL_MS = 5000;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -114,13 +109,27 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     // Writes start only after a request reported an event, so `app` exists by then.
     onError: (error, lostEvents) => app.log.error({ err: error, lostEvents }, 'security events not stored'),
   });
-  const loginGate = new LoginGate({
-    ...config.loginGate,
-    clock,
+  const devices = new DeviceCookies({ secret: config.sessionSecret, ttlMs: config.deviceCookieTtlMs, clock });
+  const rateLimit = new RateLimitEngine(config.rateLimits, stack.store, { clock, log: logger });
+  const passkeys = new PasskeysRepository(db);
+  // Challenges live with the budgets (Redis when the fleet shares one): any instance takes them.
+  const ceremonies = new PasskeyCeremonies(stack.store);
+  const login = new Login({
+    gate: config.loginGate,
     initialCheckMs: passwordChecker.bootCheckMs,
+    secret: config.sessionSecret,
+    instance: config.instanceId,
+    clock,
+    engine: rateLimit,
+    // Challenge ids are claimed where the budgets are: shared by the fleet when Redis is configured.
+    claims: stack.store,
+    events: securityEvents,
+    accounts: users,
+    passwords: passwordChecker,
+    devices,
+    passkeys,
+    ceremonies,
   });
-  const loginPressure = new LoginPressure({ clock, events: securityEvents });
-  loginGate.observe({ shed: () => loginPressure.shed() });
   const services: Services = {
     config,
     clock,
@@ -135,15 +144,11 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       clock,
     }),
     passwords: passwordChecker,
-    loginGate,
-    loginPressure,
-    // Challenge ids are claimed where the budgets are: shared by the fleet when Redis is configured.
-    workChallenges: new WorkChallenges({ secret: config.sessionSecret, clock, claims: stack.store }),
-    devices: new DeviceCookies({ secret: config.sessionSecret, ttlMs: config.deviceCookieTtlMs, clock }),
-    rateLimit: new RateLimitEngine(config.rateLimits, stack.store, { clock, log: logger }),
-    passkeys: new PasskeysRepository(db),
-    // Challenges live with the budgets (Redis when the fleet shares one): any instance takes them.
-    ceremonies: new PasskeyCeremonies(stack.store),
+    login,
+    devices,
+    rateLimit,
+    passkeys,
+    ceremonies,
     securityEvents,
     readiness: stack.readiness,
   };
@@ -182,10 +187,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     (error) => app.log.error({ err: error }, 'session purge failed'),
     SESSION_PURGE_INTERVAL_MS,
   );
-  // The end of a pressure episode is noticed without traffic too (reads and sheds notice it as well).
-  const pressurePoll = setInterval(() => loginPressure.poll(), PRESSURE_POLL_MS).unref();
   app.addHook('onClose', async () => {
-    clearInterval(pressurePoll);
+    login.close();
     await sessionPurge.stop();
     await securityEventPurge.stop();
     await services.securityEvents.flush();
@@ -203,10 +206,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(rateLimitPlugin, {
     engine: services.rateLimit,
     ipv6Prefix: config.rateLimits.ipv6Prefix,
-    events: services.securityEvents,
-    mayBeKnownDevice: (request) => services.devices.read(request.cookies[DEVICE_COOKIE]) !== null,
   });
-  await app.register(metricsPlugin, { stack, loginGate, workChallenges: services.workChallenges });
+  await app.register(metricsPlugin, { stack, login });
   await app.register(csrfPlugin, { secret: config.sessionSecret, config });
   await app.register(authorizationPlugin);
   await registerDocs(app);

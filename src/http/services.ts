@@ -11,9 +11,7 @@ import type { ClientsRepository } from '../db/repositories/clients.ts';
 import type { PasskeysRepository } from '../db/repositories/passkeys.ts';
 import type { TasksRepository } from '../db/repositories/tasks.ts';
 import type { UsersRepository } from '../db/repositories/users.ts';
-import type { LoginGate } from '../login/login-gate.ts';
-import type { LoginPressure } from '../login/login-pressure.ts';
-import type { WorkChallenges } from '../login/work-challenges.ts';
+import type { Login } from '../login/login.ts';
 import type { RateLimitEngine } from '../rate-limit/engine.ts';
 import type { ReadinessCheck } from '../rate-limit/stores/store.ts';
 
@@ -26,11 +24,11 @@ export interface Services {
   readonly clients: ClientsRepository;
   readonly sessions: SessionService;
   readonly passwords: PasswordChecker;
-  /** The gate every password check at login passes (contract §11), and whether it is shedding now. */
-  readonly loginGate: LoginGate;
-  readonly loginPressure: LoginPressure;
-  /** Proved-work challenges for the shared lane under pressure (contract §15). */
-  readonly workChallenges: WorkChallenges;
+  /**
+   * The login defence (src/login/): the gate, its pressure, proved work and both sign-ins' failure
+   * flows; the sign-in routes run their attempts over it and declare its hooks.
+   */
+  readonly login: Login;
   /** Device cookies: issued at login, read to tell known-device attempts (contract §8). */
   readonly devices: DeviceCookies;
   readonly rateLimit: RateLimitEngine;

@@ -15,6 +15,9 @@ export type LoginAttempt =
       release(): Promise<void>;
     };
 
+/** An attempt whose units are reserved: it settles or releases them. */
+export type LoginReservation = Extract<LoginAttempt, { readonly refused: null }>;
+
 export interface LoginFlowOptions {
   readonly engine: RateLimitEngine;
   /** The policy's login plan: the controls of a known-device attempt and of every other one, in order. */
@@ -22,8 +25,14 @@ export interface LoginFlowOptions {
     readonly unknownDevice: readonly ControlName[];
     readonly knownDevice: readonly ControlName[];
   };
-  /** Told when a lock starts, once per lock (contract §8). */
+  /** Told when a lock starts, once per lock (docs/rules.md#known-devices). */
   readonly events: SecurityEventSink;
+  /**
+   * Whether a request's device cookie may make it a known-device attempt (its signature holds).
+   * Such an attempt is not refused by the address or the account before the attempt itself, which
+   * alone can tell whether the cookie belongs to the account the body names.
+   */
+  readonly mayBeKnownDevice: (deviceCookie: string | undefined) => boolean;
 }
 
 interface Reservation {
@@ -36,11 +45,41 @@ export class LoginFlow {
   private readonly engine: RateLimitEngine;
   private readonly plan: LoginFlowOptions['plan'];
   private readonly events: SecurityEventSink;
+  private readonly mayBeKnownDevice: (deviceCookie: string | undefined) => boolean;
 
   constructor(options: LoginFlowOptions) {
     this.engine = options.engine;
     this.plan = options.plan;
     this.events = options.events;
+    this.mayBeKnownDevice = options.mayBeKnownDevice;
+  }
+
+  /**
+   * The look before the body is read: the address's lock, spending nothing. A refusal is not
+   * answered yet but kept for `afterBody` (the 429 covers the account's lock too), or answered in
+   * place of an error the body raises. Null when nothing refuses, or when the request may be a
+   * known-device attempt of a plan that has them (its controls are the device's alone). A plan
+   * without known-device controls (the passkey sign-in) looks whatever cookie comes.
+   */
+  beforeBody(caller: Caller, deviceCookie: string | undefined): MaybePromise<Verdict | null> {
+    if (this.plan.knownDevice.length > 0 && this.mayBeKnownDevice(deviceCookie)) return null;
+    return this.lockedBefore(caller, 'ip');
+  }
+
+  /**
+   * The look once the body is parsed, before CSRF and field validation: the account's lock, now
+   * that the body names it, and of it and the address's (`address`, from `beforeBody`) the one
+   * that ends last, so that a client that waits its Retry-After is not refused again by the other.
+   * A body that names no email, or a request that may be a known device, keeps the address's.
+   */
+  afterBody(
+    caller: Caller,
+    email: unknown,
+    deviceCookie: string | undefined,
+    address: Verdict | null,
+  ): MaybePromise<Verdict | null> {
+    if (typeof email !== 'string' || this.mayBeKnownDevice(deviceCookie)) return address;
+    return then(this.lockedBefore(caller, 'account', email), (account) => longestRefusal(address, account));
   }
 
   /**
@@ -50,7 +89,7 @@ export class LoginFlow {
    * only in shadow mode). The caller decides whether the attempt can be a known-device one; if so
    * it does not ask, since those controls may not refuse it.
    */
-  lockedBefore(caller: Caller, keyKind: 'ip' | 'account', email = ''): MaybePromise<Verdict | null> {
+  private lockedBefore(caller: Caller, keyKind: 'ip' | 'account', email = ''): MaybePromise<Verdict | null> {
     const { engine } = this;
     const name = this.plan.unknownDevice.find((control) => engine.controls[control].control.key === keyKind);
     if (!name) return null;

@@ -186,7 +186,8 @@ export function controlsFor(caller: Caller): { name: ControlName; key: string }[
  * - `controls`: these controls count every request, and nothing else applies (no generic bucket);
  * - `login`: only the login-failure controls, checked before the password, spent by failures:
  *   `knownDevice` for an attempt with a valid device cookie for the submitted account, else
- *   `unknownDevice`, each in the order checked;
+ *   `unknownDevice`, each in the order checked; the login routes apply it themselves, through
+ *   the login layer (src/login/), since what spends it is the credential check's outcome;
  * - `exempt`: no control at all;
  * - `generic`: the generic bucket of the caller's state (per user when signed in, else per IP).
  */
@@ -219,6 +220,21 @@ export const ROUTE_PLANS: Readonly<Record<string, RoutePlan>> = {
     unknownDevice: ['login-ip', 'login-account'],
     knownDevice: [],
   },
+};
+
+/** A plan of the login-failure controls, which the login layer applies itself (src/login/login-flow.ts). */
+export type LoginPlan = Extract<RoutePlan, { readonly kind: 'login' }>;
+
+function loginPlanOf(route: string): LoginPlan {
+  const plan = ROUTE_PLANS[route];
+  if (plan?.kind !== 'login') throw new Error(`${route} has no login plan`);
+  return plan;
+}
+
+/** The plans of the two sign-ins, as the table above gives them to their routes. */
+export const LOGIN_PLANS: { readonly password: LoginPlan; readonly passkey: LoginPlan } = {
+  password: loginPlanOf('POST /api/auth/login'),
+  passkey: loginPlanOf('POST /api/auth/passkey/login'),
 };
 
 /** Every other route under /api, including paths that match no route (404s). */

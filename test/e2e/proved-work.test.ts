@@ -38,7 +38,7 @@ describe('the sign-in form under a flood, with proved work', { skip: skipWithout
     });
     await app.listen({ port: 0, host: '127.0.0.1' });
     const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-    const gate = app.services.loginGate;
+    const gate = app.services.login.gate;
     /** An attempt of the flood: it proves no work, and says whether a challenge came back. */
     const flood = async (n: number) => {
       let challenged = false;

@@ -41,7 +41,7 @@ export async function until(condition: () => boolean, what = 'the condition'): P
 export async function untilQueued({ app }: TestApp, shared: number, known = 0): Promise<void> {
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const { queued } = app.services.loginGate.state();
+    const { queued } = app.services.login.gate.state();
     if (queued.shared === shared && queued.known === known) return;
     if (Date.now() > deadline)
       assert.fail(`queued ${JSON.stringify(queued)}, expected shared ${shared}, known ${known}`);
@@ -73,7 +73,7 @@ export async function measureOneCheck(app: GateApp): Promise<void> {
   await app.hasher.untilHeld(1);
   app.hasher.releaseNext(50);
   assert.equal((await first).statusCode, 401);
-  assert.equal(app.app.services.loginGate.state().checkMs, 50);
+  assert.equal(app.app.services.login.gate.state().checkMs, 50);
 }
 
 /** Fills the gate: one check running (held) and `queued` shared attempts waiting; returns their answers. */
@@ -93,7 +93,7 @@ export async function fill(app: GateApp, queued: number): Promise<Promise<Respon
  * then moves the clock by it (100 ms) and gives their answers.
  */
 export async function shedLogins(app: GateApp, logins: (() => Promise<Response>)[]): Promise<Response[]> {
-  const gate = app.app.services.loginGate;
+  const gate = app.app.services.login.gate;
   const heldBefore = gate.state().held;
   let answered = false;
   const answers = logins.map((login) =>

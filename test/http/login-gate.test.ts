@@ -246,7 +246,7 @@ describe('POST /api/auth/login under a flood (the hashing gate)', () => {
 
   it('keeps a new browser open while an insider keeps many sign-ins to his own account in flight', async (t) => {
     const app = await gateApp(t, { LOGIN_HASH_CONCURRENCY: '2' });
-    const gate = app.app.services.loginGate;
+    const gate = app.app.services.login.gate;
     const inFlight = 2 * (1 + MAX_WAITING_PER_ACCOUNT);
     const bobs: TestClient[] = [];
     for (let i = 0; i < inFlight; i++) bobs.push(await knownBrowser(app, BOB)); // checks measured: 50 ms
@@ -319,7 +319,7 @@ describe('POST /api/auth/login under a flood (the hashing gate)', () => {
     });
     assertError(noToken, 403, 'CSRF_INVALID');
     assert.equal(app.hasher.started.length, before);
-    assert.deepEqual(app.app.services.loginGate.state().queued, { known: 0, shared: 0 });
+    assert.deepEqual(app.app.services.login.gate.state().queued, { known: 0, shared: 0 });
     await drain(app, answers);
   });
 });
@@ -399,7 +399,7 @@ describe('GET /api/admin/login-pressure and the pressure events', () => {
     await measureOneCheck(app);
     const answers = await fill(app, 2);
     const shed = app.client().login(BOB, WRONG);
-    await until(() => app.app.services.loginGate.state().held === 1);
+    await until(() => app.app.services.login.gate.state().held === 1);
     const holding = await app.app.metrics.metrics();
     assert.match(holding, /^login_gate_held_answers 1$/m);
     app.clock.advance(100);

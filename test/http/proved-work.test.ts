@@ -155,7 +155,7 @@ describe('POST /api/auth/login with proved work (contract §15)', () => {
       assertError(response, 400, 'VALIDATION_ERROR');
     }
     assert.deepEqual(app.hasher.started, []);
-    assert.deepEqual(app.app.services.loginGate.state().queued, { known: 0, shared: 0 });
+    assert.deepEqual(app.app.services.login.gate.state().queued, { known: 0, shared: 0 });
   });
 
   it('the typed client solves a LOGIN_BUSY challenge by itself and signs in with it', async (t) => {
@@ -168,7 +168,7 @@ describe('POST /api/auth/login with proved work (contract §15)', () => {
     const client = new ApiClient({ baseUrl: `http://127.0.0.1:${port}`, cookieJar: new MemoryCookieJar() });
     const signIn = client.login(CAROL, DEMO_PASSWORD, { onWork: (asked) => efforts.push(asked) });
     // Its first attempt is shed and held for the bound; then it solves and comes back at the head.
-    await until(() => app.app.services.loginGate.state().held === 1, 'the first attempt held');
+    await until(() => app.app.services.login.gate.state().held === 1, 'the first attempt held');
     app.clock.advance(100);
     const displaced = await answers[2]!;
     workOf(displaced);

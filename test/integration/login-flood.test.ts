@@ -127,7 +127,7 @@ describe('a credential-stuffing flood against the real argon2id', () => {
     };
     await Promise.all([...Array.from({ length: IN_FLIGHT }, attacker), alice()]);
 
-    const { checkMs, concurrency } = test.app.services.loginGate.state();
+    const { checkMs, concurrency } = test.app.services.login.gate.state();
     const statuses = Object.keys(attack).sort();
     t.diagnostic(
       `attack ${JSON.stringify(attack)}; owner ${JSON.stringify(owner.map((o) => Math.round(o.ms)))} ms; check ${checkMs.toFixed(1)} ms`,

@@ -34,7 +34,7 @@ describe('proved work on two instances sharing Redis', { skip }, () => {
     const b = await createTestApp({ env, clock: new ManualClock() });
     t.after(b.close);
     // Instance A issued it (a LOGIN_BUSY under pressure, in production); both share SESSION_SECRET.
-    const challenge = a.app.services.workChallenges.issue(CAROL);
+    const challenge = a.app.services.login.challenges.issue(CAROL);
     let nonce = 0;
     while (
       leadingZeroBits(

@@ -32,12 +32,12 @@ import {
 } from '../../src/db/repositories/tasks.ts';
 import type { Role, User } from '../../src/db/repositories/users.ts';
 import { ERRORS, type ErrorCode } from '../../src/errors.ts';
-import type { LoginPressureReport } from '../../src/http/routes/login-pressure.ts';
 import {
   BULK_MAX_TASKS as SERVER_BULK_MAX_TASKS,
   PASSKEY_NAME_MAX as SERVER_PASSKEY_NAME_MAX,
   PASSKEYS_MAX as SERVER_PASSKEYS_MAX,
 } from '../../src/limits.ts';
+import type { LoginPressureReport } from '../../src/login/pressure-report.ts';
 import { leadingZeroBits, WORK_BITS_MAX, workMessage } from '../../src/login/proved-work.ts';
 import type { RateLimitReport } from '../../src/rate-limit/engine.ts';
 import { CONTROLS, type ControlName } from '../../src/rate-limit/policy.ts';

@@ -5,7 +5,6 @@ import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, Fast
 import { DatabaseUnavailableError } from '../../db/availability.ts';
 import { ApiError, ERRORS, type ErrorCode, errorBody } from '../../errors.ts';
 import { StoreUnavailableError } from '../../rate-limit/stores/store.ts';
-import { answerPendingLoginRefusal } from './rate-limit.ts';
 import { securityHeaders } from './security-headers.ts';
 
 /** Fastify's own error codes, mapped to ours. */
@@ -167,8 +166,6 @@ function answer(socket: Socket, code: ErrorCode, head: boolean): void {
 
 export function registerErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    // A login from a locked address whose body failed to parse: the 429 comes before the body's error.
-    if (answerPendingLoginRefusal(request, reply)) return reply;
     // The database away is no bug: a 503 that says when to come back, logged once per outage
     // (database-outage.ts), not once per request.
     if (error instanceof DatabaseUnavailableError) {

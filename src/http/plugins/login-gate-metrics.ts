@@ -1,22 +1,22 @@
 // The login gate's series in /metrics (contract §11): queue depth per lane, waits, checks run, attempts shed.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { LoginGate } from '../../login/login-gate.ts';
+import type { LoginWatch } from '../../login/login.ts';
 
 /** From a free slot (no wait) to the shared lane's default bound of one second and past it. */
 const WAIT_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
 /**
- * Registers the gate's series on `registry` and listens to the gate; returns the function that
- * stops listening (call it when the app closes).
+ * Registers the gate's series on `registry` and listens to the login defence (its observer, and
+ * its state at each scrape); returns the function that stops listening (call it when the app closes).
  */
-export function registerLoginGateMetrics(registry: Registry, gate: LoginGate): () => void {
+export function registerLoginGateMetrics(registry: Registry, login: LoginWatch): () => void {
   new Gauge({
     name: 'login_gate_queue_depth',
     help: 'Login attempts waiting for a password check, by lane (known devices, shared).',
     labelNames: ['lane'] as const,
     registers: [registry],
     collect() {
-      const { queued } = gate.state();
+      const { queued } = login.state();
       this.set({ lane: 'known' }, queued.known);
       this.set({ lane: 'shared' }, queued.shared);
     },
@@ -26,7 +26,7 @@ export function registerLoginGateMetrics(registry: Registry, gate: LoginGate): (
     help: 'Shed login attempts whose 503 LOGIN_BUSY is held until LOGIN_QUEUE_MAX_WAIT has passed.',
     registers: [registry],
     collect() {
-      this.set(gate.state().held);
+      this.set(login.state().held);
     },
   });
   new Gauge({
@@ -34,7 +34,7 @@ export function registerLoginGateMetrics(registry: Registry, gate: LoginGate): (
     help: 'Password checks running now (at most LOGIN_HASH_CONCURRENCY).',
     registers: [registry],
     collect() {
-      this.set(gate.state().running);
+      this.set(login.state().running);
     },
   });
   const waits = new Histogram({
@@ -64,7 +64,7 @@ export function registerLoginGateMetrics(registry: Registry, gate: LoginGate): (
     deadline: sheds.labels('deadline'),
     displaced: sheds.labels('displaced'),
   };
-  return gate.observe({
+  return login.observe({
     granted: (lane, waitMs) => waitOf[lane].observe(waitMs / 1000),
     checked: (lane) => checksOf[lane].inc(),
     shed: (reason) => shedOf[reason].inc(),

@@ -3,8 +3,7 @@
 import type { FastifyReply, FastifyRequest, onResponseHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { LoginGate } from '../../login/login-gate.ts';
-import type { WorkChallenges } from '../../login/work-challenges.ts';
+import type { LoginWatch } from '../../login/login.ts';
 import { type ShadowRefusalEvent, shadowRefusalChannel } from '../../rate-limit/engine.ts';
 import type { StoreStack } from '../../rate-limit/stores/create-store.ts';
 import { observeStore } from '../../rate-limit/stores/store-events.ts';
@@ -28,10 +27,8 @@ export interface MetricsSource {
 export interface MetricsPluginOptions {
   /** The app's store stack: its labels, and the store whose events (store-events.ts) are counted. */
   readonly stack: StoreStack;
-  /** The login hashing gate, whose queues, waits, checks and sheds are series of their own. */
-  readonly loginGate: LoginGate;
-  /** Proved work's challenges, whose refused solutions are counted (contract §15). */
-  readonly workChallenges: WorkChallenges;
+  /** The login defence: its gate's queues, waits, checks and sheds, and its proved work, are series of their own. */
+  readonly login: LoginWatch;
 }
 
 // From a memory decision (microseconds) to a Redis one that ran into the command timeout.
@@ -40,7 +37,7 @@ const DECISION_BUCKETS = [
 ];
 
 export const metricsPlugin = fp<MetricsPluginOptions>(
-  async (app, { stack, loginGate, workChallenges }) => {
+  async (app, { stack, login }) => {
     // One registry per app: tests build many apps in one process, and their series must not mix.
     // No default process metrics: prom-client's collectors install observers that are never removed.
     const registry = new Registry();
@@ -85,8 +82,8 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
     });
     const storeLabels = { store: stack.backend.name, failure_mode: stack.backend.failureMode };
     degraded.set(storeLabels, 0);
-    const stopGateMetrics = registerLoginGateMetrics(registry, loginGate);
-    const stopWorkMetrics = registerProvedWorkMetrics(registry, loginGate, workChallenges);
+    const stopGateMetrics = registerLoginGateMetrics(registry, login);
+    const stopWorkMetrics = registerProvedWorkMetrics(registry, login);
     app.addHook('onClose', async () => {
       stopGateMetrics();
       stopWorkMetrics();

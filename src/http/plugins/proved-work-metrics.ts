@@ -1,23 +1,19 @@
 // Proved work's series in /metrics (contract §15): the bits asked, the work of admitted and shed attempts, the solutions that counted as none.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { LoginGate } from '../../login/login-gate.ts';
-import { WORK_REFUSALS, type WorkChallenges } from '../../login/work-challenges.ts';
+import type { LoginWatch } from '../../login/login.ts';
+import { WORK_REFUSALS } from '../../login/work-challenges.ts';
 
 /** Proved bits, from none (most of a flood) to what a browser pays in a second or two and past it. */
 const BITS_BUCKETS = [0, 1, 2, 4, 8, 12, 16, 18, 20, 22, 24, 28, 32];
 
-/** Registers the series on `registry` and listens to the gate and the challenges; returns the function that stops listening. */
-export function registerProvedWorkMetrics(
-  registry: Registry,
-  gate: LoginGate,
-  challenges: WorkChallenges,
-): () => void {
+/** Registers the series on `registry` and listens to the login defence; returns the function that stops listening. */
+export function registerProvedWorkMetrics(registry: Registry, login: LoginWatch): () => void {
   new Gauge({
     name: 'login_work_bits_asked',
     help: 'The bits a LOGIN_BUSY challenge asks for now: 0 without pressure, else one more than the least work admitted lately.',
     registers: [registry],
     collect() {
-      this.set(gate.askedBits());
+      this.set(login.state().askedBits);
     },
   });
   const work = new Histogram({
@@ -36,15 +32,11 @@ export function registerProvedWorkMetrics(
   for (const reason of WORK_REFUSALS) refused.inc({ reason }, 0);
   const admitted = work.labels('admitted');
   const shed = work.labels('shed');
-  const stopGate = gate.observe({
+  return login.observe({
     granted: (lane, _waitMs, bits) => {
       if (lane === 'shared') admitted.observe(bits);
     },
     shed: (_reason, bits) => shed.observe(bits),
+    workRefused: (reason) => refused.labels(reason).inc(),
   });
-  const stopChallenges = challenges.observe((reason) => refused.labels(reason).inc());
-  return () => {
-    stopGate();
-    stopChallenges();
-  };
 }

@@ -3,9 +3,8 @@ import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOption
 import fp from 'fastify-plugin';
 import { normaliseEmail } from '../../email.ts';
 import { type ErrorCode, errorBody } from '../../errors.ts';
-import { LoginFlow, longestRefusal } from '../../login/login-flow.ts';
 import { addressKey } from '../../rate-limit/client-ip.ts';
-import { type RateLimitEngine, resetSeconds, then, type Verdict } from '../../rate-limit/engine.ts';
+import { type RateLimitEngine, resetSeconds, type Verdict } from '../../rate-limit/engine.ts';
 import {
   type Caller,
   keyFor,
@@ -14,13 +13,8 @@ import {
   type RoutePlan,
 } from '../../rate-limit/policy.ts';
 import type { MaybePromise } from '../../rate-limit/stores/store.ts';
-import type { SecurityEventSink } from '../../security-event.ts';
 
 declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** The login-failure limiter of a route under a `login` plan. */
-    loginFlow?: LoginFlow;
-  }
   interface FastifyInstance {
     rateLimit: RateLimitEngine;
   }
@@ -29,37 +23,22 @@ declare module 'fastify' {
     readonly caller: Caller;
     /** The code of the 429 this request was refused with, if it was. */
     rateLimitRefusal: ErrorCode | null;
-    /**
-     * A login whose address is locked: its 429 waits for the body, so that it can also cover the
-     * account's lock (contract §8), and is answered first thing after it, or instead of any error
-     * the body raises (`answerPendingLoginRefusal`).
-     */
-    pendingLoginRefusal: Verdict | null;
   }
 }
 
 export interface RateLimitPluginOptions {
   readonly engine: RateLimitEngine;
   readonly ipv6Prefix: number;
-  /** Where the login flow reports the locks that start (one event per lock). */
-  readonly events: SecurityEventSink;
-  /**
-   * Whether a login request may be a known-device attempt (it carries a device cookie whose
-   * signature holds). Such a request is not refused by the account or address before the handler,
-   * which alone can tell whether the cookie belongs to the account the body names.
-   */
-  readonly mayBeKnownDevice: (request: FastifyRequest) => boolean;
 }
 
 /**
  * The caller of one request; the client address (Fastify's `request.ip`) is keyed only if a control
- * needs it. It also holds what the limiter decided for the request (`request.rateLimitRefusal`,
- * `request.pendingLoginRefusal` read and write these fields), so that the limiter sets one
- * property per request, not three (see the plugin).
+ * needs it. It also holds the code the limiter refused the request with (`request.rateLimitRefusal`
+ * reads and writes this field), so that the limiter sets one property per request, not two (see
+ * the plugin).
  */
 class RequestCaller implements Caller {
   refusal: ErrorCode | null = null;
-  pendingLoginRefusal: Verdict | null = null;
   private key: string | null = null;
   private readonly request: FastifyRequest;
   private readonly ipv6Prefix: number;
@@ -105,33 +84,6 @@ function verdictHook(decide: Decide) {
   };
 }
 
-/**
- * The login's look at its address, before the body: a refusal is kept for the account's look
- * (nothing else runs before it but the body's reading, up to the body limit).
- */
-function addressLockHook(decide: Decide) {
-  return (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void => {
-    const keep = (verdict: Verdict | null) => {
-      if (verdict?.refused) request.pendingLoginRefusal = verdict;
-      done();
-    };
-    const outcome = decide(request);
-    if (outcome instanceof Promise) outcome.then(keep, done);
-    else keep(outcome);
-  };
-}
-
-/**
- * Answers a login's pending address refusal in place of an error its body raised (too large, not
- * JSON): the rate limiter's answer comes first (contract §3). False when there is none.
- */
-export function answerPendingLoginRefusal(request: FastifyRequest, reply: FastifyReply): boolean {
-  const verdict = request.pendingLoginRefusal;
-  if (!verdict) return false;
-  sendRefusal(reply, verdict);
-  return true;
-}
-
 function apply(verdict: Verdict | null, reply: FastifyReply, done: HookHandlerDoneFunction): void {
   // Refused: answered here, and the hooks after this one (body, CSRF, access, validation) never run.
   if (verdict?.refused) {
@@ -167,29 +119,16 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
         callerOf(this as WithCaller).refusal = code;
       },
     });
-    app.decorateRequest('pendingLoginRefusal', {
-      getter() {
-        return (this as WithCaller)[kCaller]?.pendingLoginRefusal ?? null;
-      },
-      setter(verdict: Verdict | null) {
-        callerOf(this as WithCaller).pendingLoginRefusal = verdict;
-      },
-    });
 
-    /** What a plan decides for a request before its body is read; null for an exempt plan. */
-    const decideFor = (plan: RoutePlan, flow: LoginFlow | null): Decide | null => {
+    /** What a plan decides for a request before its body is read; null when this plugin applies none. */
+    const decideFor = (plan: RoutePlan): Decide | null => {
       switch (plan.kind) {
         case 'exempt':
           return null;
-        case 'login': {
-          // The address's lock; the account's needs the body (below). A plan without known-device
-          // controls (the passkey sign-in) looks at it whatever cookie comes.
-          const knownDevices = plan.knownDevice.length > 0;
-          return (request) =>
-            knownDevices && options.mayBeKnownDevice(request)
-              ? null
-              : flow!.lockedBefore(request.caller, 'ip');
-        }
+        // The sign-ins apply their login plan themselves: their routes' own hooks ask the login
+        // layer's failure flow (src/login/), whose budgets only the credential check can spend.
+        case 'login':
+          return null;
         case 'controls': {
           // Policy routes list one control each; a route with several would consume them in order.
           const { control } = engine.controls[plan.controls[0]!];
@@ -211,30 +150,7 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
     // hook is the route's own: an exempt route has none. Route-level onRequest hooks run after the
     // app's (security headers, cookies, session), so the generic bucket can key by user.
     app.addHook('onRoute', (route) => {
-      const plan = planOf(route);
-      let flow: LoginFlow | null = null;
-      if (plan.kind === 'login') {
-        flow = new LoginFlow({ engine, plan, events: options.events });
-        // The login handler spends or gives back what the password check decides.
-        route.config = { ...route.config, loginFlow: flow };
-        // The account's lock needs the submitted email, so it is looked at once the body is
-        // parsed, first among the route's preValidation hooks: before CSRF and field validation.
-        // A locked address's refusal waited for it: the 429 is whichever of the two ends last.
-        const lockedAccount = flow;
-        const accountLock = verdictHook((request) => {
-          const address = request.pendingLoginRefusal;
-          const email = (request.body as { email?: unknown } | undefined)?.email;
-          if (typeof email !== 'string' || options.mayBeKnownDevice(request)) return address;
-          return then(lockedAccount.lockedBefore(request.caller, 'account', email), (account) =>
-            longestRefusal(address, account),
-          );
-        });
-        route.preValidation = [accountLock, ...[route.preValidation ?? []].flat()];
-        const addressLook = decideFor(plan, flow)!;
-        route.onRequest = [...[route.onRequest ?? []].flat(), addressLockHook(addressLook)];
-        return;
-      }
-      const decide = decideFor(plan, flow);
+      const decide = decideFor(planOf(route));
       if (decide) route.onRequest = [...[route.onRequest ?? []].flat(), verdictHook(decide)];
     });
 
@@ -246,7 +162,7 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
       const plan = planForUnmatched(request.url);
       let hook = unmatched.get(plan);
       if (hook === undefined) {
-        const decide = decideFor(plan, null);
+        const decide = decideFor(plan);
         hook = decide && verdictHook(decide);
         unmatched.set(plan, hook);
       }

@@ -1,10 +1,9 @@
 // Signing in with a passkey (contract §14): options with a single-use challenge, then the signed answer.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AuthenticationResponseJSON } from '../../auth/passkeys.ts';
-import type { StoredCredential } from '../../db/repositories/passkeys.ts';
-import { accountMaySignIn } from '../../db/repositories/users.ts';
-import { normaliseEmail } from '../../email.ts';
 import { ApiError } from '../../errors.ts';
+import { attemptPasskeyLogin } from '../../login/attempt-passkey-login.ts';
+import { loginLockHooks } from '../login-locks.ts';
 import { CSRF_COOKIE } from '../plugins/csrf.ts';
 import { sendRefusal } from '../plugins/rate-limit.ts';
 import { errorResponses } from '../schemas.ts';
@@ -25,37 +24,7 @@ export async function passkeyLoginRoutes(
   app: FastifyInstance,
   { services }: { services: Services },
 ): Promise<void> {
-  const { passkeys, ceremonies, securityEvents, clock, config } = services;
-
-  /**
-   * Whether the answer signs in as the stored credential's account: the signature, origin, RP ID,
-   * user verification and a counter that moves forward, recorded at once. A counter that went
-   * back (a cloned authenticator) is refused and written as a security event.
-   */
-  const verify = async (
-    request: FastifyRequest,
-    response: AuthenticationResponseJSON,
-    challenge: string,
-    stored: StoredCredential,
-  ): Promise<boolean> => {
-    const rp = relyingPartyOf(request, config);
-    if (rp === null) return false;
-    const outcome = await ceremonies.verifyAssertion(rp, response, challenge, stored);
-    // A disabled account signs in by no means: refused after the same check, as the same failure.
-    if (outcome.ok)
-      return (
-        accountMaySignIn(stored) &&
-        passkeys.recordUse(stored.id, stored.counter, outcome.counter, clock.now())
-      );
-    if (outcome.cloned)
-      securityEvents.record({
-        type: 'passkey-counter-refused',
-        control: 'passkey',
-        email: normaliseEmail(stored.user.email),
-        address: request.caller.ipKey(),
-      });
-    return false;
-  };
+  const { ceremonies, config, login } = services;
 
   app.post('/api/auth/passkey/options', {
     schema: {
@@ -72,6 +41,8 @@ export async function passkeyLoginRoutes(
   });
 
   app.post<{ Body: { response: AuthenticationResponseJSON } }>('/api/auth/passkey/login', {
+    // The login plan's look at the address, before the body (the answer names no email).
+    ...loginLockHooks(login.passkey.flow),
     schema: {
       tags: ['auth'],
       summary: 'Sign in with a passkey; rotates the session and the CSRF token, like the password login',
@@ -83,27 +54,23 @@ export async function passkeyLoginRoutes(
       },
       response: { 200: signedInResponse, ...errorResponses('INVALID_CREDENTIALS') },
     },
-    // Never the hash gate: a passkey costs one signature check, so it waits behind no password check
-    // and is never shed (contract §14).
+    // Never the login gate: a passkey costs one signature check, so it waits behind no password
+    // check and is never shed (docs/rules.md#passkeys).
     handler: async (request, reply) => {
-      const { response } = request.body;
-      // The challenge goes first, whatever follows: it works once even for an answer that fails.
-      const challenge = await ceremonies.takeSignInChallenge(response, bindingOf(request));
-      const stored = await passkeys.findCredential(response.id);
-      // The account's budget counts only when the credential names one (contract §14).
-      const flow = request.routeOptions.config.loginFlow!;
-      const attempt = await flow.attempt(request.caller, stored ? stored.user.email : null, null);
-      if (attempt.refused) return sendRefusal(reply, attempt.refused);
-      let ok: boolean;
-      try {
-        ok = challenge !== null && stored !== null && (await verify(request, response, challenge, stored));
-      } catch (error) {
-        await attempt.release(); // the check could not run (the database away): not a failed login
-        throw error;
+      const outcome = await attemptPasskeyLogin(login.passkey, {
+        response: request.body.response,
+        binding: bindingOf(request),
+        relyingParty: relyingPartyOf(request, config),
+        caller: request.caller,
+      });
+      switch (outcome.kind) {
+        case 'signed-in':
+          return signIn(app, services, request, reply, outcome.user);
+        case 'refused':
+          return sendRefusal(reply, outcome.refusal);
+        case 'invalid':
+          throw new ApiError('INVALID_CREDENTIALS');
       }
-      await attempt.settle(ok);
-      if (!ok || !stored) throw new ApiError('INVALID_CREDENTIALS');
-      return signIn(app, services, request, reply, stored.user);
     },
   });
 }

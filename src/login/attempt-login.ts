@@ -1,0 +1,166 @@
+// A password sign-in from what the request brought to its outcome: the device, proved work, the gate, the failure budgets, the check.
+import { DeviceCookies } from '../auth/devices.ts';
+import type { PasswordChecker } from '../auth/passwords.ts';
+import { accountMaySignIn, type Credentials, type UsersRepository } from '../db/repositories/users.ts';
+import { normaliseEmail } from '../email.ts';
+import type { Caller } from '../rate-limit/policy.ts';
+import type { LoginFlow, LoginReservation } from './login-flow.ts';
+import type { GatePlace, LoginGate, Ticket } from './login-gate.ts';
+import type { LoginOutcome, WorkChallenge } from './outcome.ts';
+import type { WorkChallenges, WorkSolution } from './work-challenges.ts';
+
+/** What a password sign-in brings: the body's fields, its device cookie, and who sends it. */
+export interface PasswordAttempt {
+  readonly email: string;
+  readonly password: string;
+  /** A solved challenge of an earlier LOGIN_BUSY, if the client sent one. */
+  readonly work?: WorkSolution;
+  /** The device cookie the request carried (`tp_device`), if any. */
+  readonly deviceCookie: string | undefined;
+  /** The caller as the rate limiter keys it (its address). */
+  readonly caller: Caller;
+}
+
+/** What attemptLogin runs over; app.ts builds them once (src/login/login.ts). */
+export interface PasswordLoginServices {
+  readonly gate: LoginGate;
+  readonly challenges: WorkChallenges;
+  /** The failure budgets of the password sign-in's plan. */
+  readonly flow: LoginFlow;
+  readonly accounts: Pick<UsersRepository, 'findCredentials' | 'updatePasswordHash'>;
+  readonly passwords: Pick<PasswordChecker, 'check' | 'needsRehash' | 'rehash'>;
+  readonly devices: Pick<DeviceCookies, 'read'>;
+}
+
+/** What the attempt's slot at the gate ended with. */
+type OnSlot =
+  | LoginOutcome
+  | { readonly kind: 'shed'; readonly retryAfter: number }
+  | {
+      readonly kind: 'checked';
+      readonly reservation: LoginReservation;
+      /** The account, when the password matched one that may sign in. */
+      readonly account: Credentials | null;
+      /** A new hash of the password at today's cost, when the stored one was made at another. */
+      readonly rehashed: string | null;
+    };
+
+/**
+ * Signs in with a password, or says why not. The order carries the defence, and each step is
+ * pinned by test/unit/attempt-login.test.ts:
+ *
+ * 1. A valid device cookie for the account the email names puts the attempt in the gate's known
+ *    lane (docs/rules.md#known-devices); the account is looked up first only when such a cookie
+ *    comes. Every other attempt is in the shared lane, by the work it proved
+ *    (docs/rules.md#proved-work: one HMAC, one hash, a claim; never a failure, whatever was sent).
+ * 2. The gate decides its shed before the account is looked up, so a shed cannot depend on whether
+ *    the account exists. A shed attempt takes no place, runs no hash and reserves nothing: its
+ *    `busy` comes once the gate's bound has passed (LoginGate.hold), with a challenge while the gate
+ *    asks for work. A known device over its account's backlog is `refused` under the device's
+ *    control, held the same way, before any budget is touched.
+ * 3. Admitted, the attempt holds its ticket until its checks are done, and only that long: the
+ *    slot is freed before the budgets are settled and the session is made, however the checks end.
+ * 4. While it waits, it reserves its failure units (LoginFlow.attempt): the device's for a known
+ *    device, else the address's and the account's. A refusal is `refused` with the control whose
+ *    wait ends last; a refused attempt is not a failure (it gives back what it took).
+ * 5. Shed at its deadline, it gives every reserved unit back: no failure, no lock, then `busy`.
+ * 6. The password is checked on the slot, an unknown email against a dummy hash of the same cost;
+ *    a disabled account is refused after the same check, as the same failure. A hash made at an
+ *    older cost is redone on the same slot.
+ * 7. The reservation is settled (a failure keeps its units and may start a lock; a success clears
+ *    the account's and the device's counters and gives the address's unit back), then `invalid`,
+ *    or the new hash is stored and `signed-in`.
+ *
+ * The addresses' and accounts' locks are also looked at before this runs, without spending
+ * (LoginFlow.beforeBody and afterBody, from the login route's own hooks), so that a locked caller
+ * is refused before CSRF and field validation.
+ */
+export async function attemptLogin(
+  services: PasswordLoginServices,
+  attempt: PasswordAttempt,
+): Promise<LoginOutcome> {
+  const { gate, accounts, devices } = services;
+  const { email } = attempt;
+  const claim = devices.read(attempt.deviceCookie);
+  const looked = claim === null ? null : await accounts.findCredentials(email);
+  const known =
+    looked !== null && DeviceCookies.knownFor(claim, looked.user.id, looked.devicesValidAfter)
+      ? { account: looked, deviceId: claim!.deviceId }
+      : null;
+  const place: GatePlace = known
+    ? { lane: 'known', account: String(known.account.user.id) }
+    : { lane: 'shared', work: await services.challenges.prove(email, attempt.work) };
+  const admission = gate.enter(place);
+  if (admission.shed) return busy(services, email, await gate.hold());
+  if (admission.ticket === null) {
+    // The account has as many known-device attempts waiting as it may: refused before any check
+    // or count, and held like a shed, so that an insider's loop of them costs nothing.
+    await gate.hold();
+    return { kind: 'refused', refusal: services.flow.backlogFull(admission.retryAfter) };
+  }
+  const slot = await onSlot(admission.ticket, (ticket) =>
+    check(services, attempt, ticket, looked, known?.deviceId ?? null),
+  );
+  switch (slot.kind) {
+    case 'shed':
+      return busy(services, email, slot.retryAfter);
+    case 'checked': {
+      await slot.reservation.settle(slot.account !== null);
+      if (slot.account === null) return INVALID;
+      if (slot.rehashed !== null) await accounts.updatePasswordHash(slot.account.user.id, slot.rehashed);
+      return { kind: 'signed-in', user: slot.account.user };
+    }
+    default:
+      return slot;
+  }
+}
+
+const INVALID: LoginOutcome = Object.freeze({ kind: 'invalid' });
+
+/** Runs `use` on an admitted attempt's ticket and closes it when `use` ends, however it ends. */
+async function onSlot<T>(ticket: Ticket, use: (ticket: Ticket) => Promise<T>): Promise<T> {
+  try {
+    return await use(ticket);
+  } finally {
+    ticket.close();
+  }
+}
+
+/** Steps 4 to 6: the reservation while the attempt waits, its turn, the checks on its slot. */
+async function check(
+  { accounts, flow, passwords }: PasswordLoginServices,
+  { email, password, caller }: PasswordAttempt,
+  ticket: Ticket,
+  looked: Credentials | null,
+  deviceId: string | null,
+): Promise<OnSlot> {
+  const credentials = looked ?? (await accounts.findCredentials(email));
+  const reservation = await flow.attempt(caller, email, deviceId);
+  if (reservation.refused) return { kind: 'refused', refusal: reservation.refused };
+  const turn = await ticket.turn;
+  if (turn.shed) {
+    // It waited its bound without a check: not a failure, so whatever it reserved goes back.
+    await reservation.release();
+    return { kind: 'shed', retryAfter: turn.retryAfter };
+  }
+  const matches = await ticket.run(() =>
+    passwords.check(password, credentials?.passwordHash ?? null, normaliseEmail(email)),
+  );
+  // A disabled account is refused after the same check, and counted as the same failure: its
+  // answer tells nothing a wrong password would not.
+  const account = matches && credentials !== null && accountMaySignIn(credentials) ? credentials : null;
+  // Hashes made at an older cost are redone now, on the same slot: a wrong password for such an
+  // account would otherwise answer faster than an unknown email (checked at today's cost).
+  const rehashed =
+    account !== null && passwords.needsRehash(account.passwordHash)
+      ? await ticket.run(() => passwords.rehash(password))
+      : null;
+  return { kind: 'checked', reservation, account, rehashed };
+}
+
+/** LOGIN_BUSY for a shared-lane attempt: under pressure with a challenge for its email (docs/rules.md#proved-work). */
+function busy({ gate, challenges }: PasswordLoginServices, email: string, retryAfter: number): LoginOutcome {
+  const bits = gate.askedBits();
+  const work: WorkChallenge | null = bits > 0 ? { challenge: challenges.issue(email), bits } : null;
+  return { kind: 'busy', retryAfter, work };
+}

@@ -1,0 +1,98 @@
+// A passkey sign-in from the signed answer to its outcome: the challenge taken, the failure budgets, the signature and counter checked.
+import type { AuthenticationResponseJSON, PasskeyCeremonies, RelyingParty } from '../auth/passkeys.ts';
+import type { Clock } from '../clock.ts';
+import type { PasskeysRepository, StoredCredential } from '../db/repositories/passkeys.ts';
+import { accountMaySignIn } from '../db/repositories/users.ts';
+import { normaliseEmail } from '../email.ts';
+import type { Caller } from '../rate-limit/policy.ts';
+import type { SecurityEventSink } from '../security-event.ts';
+import type { LoginFlow } from './login-flow.ts';
+import type { PasskeyLoginOutcome } from './outcome.ts';
+
+/** What a passkey sign-in brings: the browser's signed answer, what its challenge is bound to, and who sends it. */
+export interface PasskeyAttempt {
+  readonly response: AuthenticationResponseJSON;
+  /** What the challenge was bound to when issued: the caller's session, else its pre-session cookie. */
+  readonly binding: string;
+  /** The relying party the request speaks to (the service's own origin); null when it names no usable host. */
+  readonly relyingParty: RelyingParty | null;
+  /** The caller as the rate limiter keys it (its address). */
+  readonly caller: Caller;
+}
+
+/** What attemptPasskeyLogin runs over; app.ts builds them once (src/login/login.ts). */
+export interface PasskeyLoginServices {
+  /** The failure budgets of the passkey sign-in's plan (no known-device controls). */
+  readonly flow: LoginFlow;
+  readonly passkeys: Pick<PasskeysRepository, 'findCredential' | 'recordUse'>;
+  readonly ceremonies: Pick<PasskeyCeremonies, 'takeSignInChallenge' | 'verifyAssertion'>;
+  /** Where a cloned authenticator is recorded (`passkey-counter-refused`). */
+  readonly events: SecurityEventSink;
+  readonly clock: Clock;
+}
+
+/**
+ * Signs in with a passkey, or says why not (docs/rules.md#passkeys). It never enters the login
+ * gate: a passkey costs one signature check, so it waits behind no password check and is never
+ * `busy`. Its order, pinned by test/unit/attempt-login.test.ts:
+ *
+ * 1. The challenge the answer carries is taken first, whatever follows: it works once, even for an
+ *    answer that then fails.
+ * 2. The credential is looked up, and the failure units reserved as for a password: the address's
+ *    and, when the credential names an account, the account's. A refusal is `refused` before any
+ *    verification, and counts nothing.
+ * 3. The answer is verified: origin, RP ID, user verification, signature, then the counter, which
+ *    is written only if the stored one is still the one checked. A signed answer whose counter
+ *    went back (a cloned authenticator) is recorded as a security event. A disabled account is
+ *    refused after the same check.
+ * 4. The reservation is settled: every failure is the same `invalid`, counted like a wrong
+ *    password's. A check that could not run (the database away) gives the units back and throws.
+ */
+export async function attemptPasskeyLogin(
+  services: PasskeyLoginServices,
+  attempt: PasskeyAttempt,
+): Promise<PasskeyLoginOutcome> {
+  const { flow, passkeys, ceremonies } = services;
+  const { response, caller } = attempt;
+  const challenge = await ceremonies.takeSignInChallenge(response, attempt.binding);
+  const stored = await passkeys.findCredential(response.id);
+  const reservation = await flow.attempt(caller, stored ? stored.user.email : null, null);
+  if (reservation.refused) return { kind: 'refused', refusal: reservation.refused };
+  let ok: boolean;
+  try {
+    ok = challenge !== null && stored !== null && (await verify(services, attempt, challenge, stored));
+  } catch (error) {
+    await reservation.release(); // the check could not run: not a failed login
+    throw error;
+  }
+  await reservation.settle(ok);
+  return ok && stored ? { kind: 'signed-in', user: stored.user } : { kind: 'invalid' };
+}
+
+/**
+ * Whether the answer signs in as the stored credential's account: the signature, origin, RP ID,
+ * user verification and a counter that moves forward, recorded at once. A counter that went
+ * back (a cloned authenticator) is refused and written as a security event.
+ */
+async function verify(
+  { ceremonies, passkeys, events, clock }: PasskeyLoginServices,
+  { response, relyingParty, caller }: PasskeyAttempt,
+  challenge: string,
+  stored: StoredCredential,
+): Promise<boolean> {
+  if (relyingParty === null) return false;
+  const outcome = await ceremonies.verifyAssertion(relyingParty, response, challenge, stored);
+  // A disabled account signs in by no means: refused after the same check, as the same failure.
+  if (outcome.ok)
+    return (
+      accountMaySignIn(stored) && passkeys.recordUse(stored.id, stored.counter, outcome.counter, clock.now())
+    );
+  if (outcome.cloned)
+    events.record({
+      type: 'passkey-counter-refused',
+      control: 'passkey',
+      email: normaliseEmail(stored.user.email),
+      address: caller.ipKey(),
+    });
+  return false;
+}

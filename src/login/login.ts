@@ -1,0 +1,123 @@
+// The login defence, built once by app.ts: the gate and its pressure, proved work, both sign-ins' failure flows; what the login routes and metrics get.
+import type { Clock } from '../clock.ts';
+import type { RateLimitEngine } from '../rate-limit/engine.ts';
+import { LOGIN_PLANS } from '../rate-limit/policy.ts';
+import type { SecurityEventSink } from '../security-event.ts';
+import type { PasswordLoginServices } from './attempt-login.ts';
+import type { PasskeyLoginServices } from './attempt-passkey-login.ts';
+import { LoginFlow } from './login-flow.ts';
+import { type GateState, LoginGate, type LoginGateObserver } from './login-gate.ts';
+import { LoginPressure } from './login-pressure.ts';
+import { type LoginPressureReport, pressureReport } from './pressure-report.ts';
+import { type OnceClaims, WorkChallenges, type WorkRefusal } from './work-challenges.ts';
+
+/** How often the end of a login-pressure episode is looked for when nothing else asks. */
+const PRESSURE_POLL_MS = 5000;
+
+export interface LoginOptions {
+  /** LOGIN_HASH_CONCURRENCY and LOGIN_QUEUE_MAX_WAIT (config.loginGate). */
+  readonly gate: { readonly concurrency: number; readonly maxWaitMs: number };
+  /** What one check is taken to cost until checks are timed: the boot's dummy hash. */
+  readonly initialCheckMs: number;
+  /** SESSION_SECRET: the challenges' key is derived from it. */
+  readonly secret: string;
+  /** This instance's name, for the pressure report (the gate guards each instance's own CPUs). */
+  readonly instance: string;
+  readonly clock: Clock;
+  /** The rate limiter whose login controls the failure flows spend. */
+  readonly engine: RateLimitEngine;
+  /** Where challenge ids are claimed once: the rate-limit store, shared by the fleet with Redis. */
+  readonly claims: OnceClaims;
+  /** Where locks, pressure episodes and cloned passkeys are recorded. */
+  readonly events: SecurityEventSink;
+  readonly accounts: PasswordLoginServices['accounts'];
+  readonly passwords: PasswordLoginServices['passwords'];
+  readonly devices: PasswordLoginServices['devices'];
+  readonly passkeys: PasskeyLoginServices['passkeys'];
+  readonly ceremonies: PasskeyLoginServices['ceremonies'];
+}
+
+/** What the login defence tells an observer (the metrics): the gate's events, and solutions that counted as no work. */
+export interface LoginObserver extends LoginGateObserver {
+  workRefused?(reason: WorkRefusal): void;
+}
+
+/** The login defence as the metrics see it: events to observe, the gate's state to read. */
+export interface LoginWatch {
+  observe(observer: LoginObserver): () => void;
+  state(): GateState;
+}
+
+/**
+ * The one home of the login defence (docs/architecture.md, "What happens when someone signs in"):
+ * the routes hand `password` to attemptLogin and `passkey` to attemptPasskeyLogin, and switch on
+ * the outcome; their hooks ask the flows' early looks (`password.flow`, `passkey.flow`). Nothing
+ * here knows HTTP. Close it when the app closes (it polls for the end of a pressure episode).
+ */
+export class Login implements LoginWatch {
+  /** The gate every password check at login passes (docs/rules.md#the-login-gate). */
+  readonly gate: LoginGate;
+  /** Whether the gate sheds now: an episode from the first shed to a quiet minute. */
+  readonly pressure: LoginPressure;
+  /** Proved-work challenges for the shared lane under pressure (docs/rules.md#proved-work). */
+  readonly challenges: WorkChallenges;
+  /** What a password sign-in runs over (attemptLogin). */
+  readonly password: PasswordLoginServices;
+  /** What a passkey sign-in runs over (attemptPasskeyLogin). */
+  readonly passkey: PasskeyLoginServices;
+  private readonly instance: string;
+  private readonly maxWaitMs: number;
+  private readonly pressurePoll: ReturnType<typeof setInterval>;
+
+  constructor(options: LoginOptions) {
+    const { clock, engine, events, devices } = options;
+    this.instance = options.instance;
+    this.maxWaitMs = options.gate.maxWaitMs;
+    this.gate = new LoginGate({ ...options.gate, clock, initialCheckMs: options.initialCheckMs });
+    this.pressure = new LoginPressure({ clock, events });
+    this.gate.observe({ shed: () => this.pressure.shed() });
+    this.challenges = new WorkChallenges({ secret: options.secret, clock, claims: options.claims });
+    // A request with a device cookie whose signature holds may be a known device: only the attempt,
+    // which reads the account, can tell whether the cookie is that account's.
+    const mayBeKnownDevice = (cookie: string | undefined) => devices.read(cookie) !== null;
+    this.password = {
+      gate: this.gate,
+      challenges: this.challenges,
+      flow: new LoginFlow({ engine, plan: LOGIN_PLANS.password, events, mayBeKnownDevice }),
+      accounts: options.accounts,
+      passwords: options.passwords,
+      devices,
+    };
+    this.passkey = {
+      flow: new LoginFlow({ engine, plan: LOGIN_PLANS.passkey, events, mayBeKnownDevice }),
+      passkeys: options.passkeys,
+      ceremonies: options.ceremonies,
+      events,
+      clock,
+    };
+    // The end of a pressure episode is noticed without traffic too (reads and sheds notice it as well).
+    this.pressurePoll = setInterval(() => this.pressure.poll(), PRESSURE_POLL_MS).unref();
+  }
+
+  observe(observer: LoginObserver): () => void {
+    const stopGate = this.gate.observe(observer);
+    const stopWork = this.challenges.observe((reason) => observer.workRefused?.(reason));
+    return () => {
+      stopGate();
+      stopWork();
+    };
+  }
+
+  state(): GateState {
+    return this.gate.state();
+  }
+
+  /** GET /api/admin/login-pressure's answer now. */
+  report(): LoginPressureReport {
+    return pressureReport(this.pressure, this.gate, { instance: this.instance, maxWaitMs: this.maxWaitMs });
+  }
+
+  close(): void {
+    clearInterval(this.pressurePoll);
+  }
+}

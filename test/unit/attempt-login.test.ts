@@ -14,7 +14,7 @@ import { attemptPasskeyLogin } from '../../src/login/attempt-passkey-login.ts';
 import { Login } from '../../src/login/login.ts';
 import { MAX_WAITING_PER_ACCOUNT } from '../../src/login/login-gate.ts';
 import type { LoginOutcome } from '../../src/login/outcome.ts';
-import { RateLimitEngine } from '../../src/rate-limit/engine.ts';
+import { RateLimitEngine, type Verdict } from '../../src/rate-limit/engine.ts';
 import { type Caller, type ControlName, callerWith, keyFor } from '../../src/rate-limit/policy.ts';
 import { MemoryStore } from '../../src/rate-limit/stores/memory-store.ts';
 import type { SecurityEvent } from '../../src/security-event.ts';
@@ -422,6 +422,62 @@ describe('attemptLogin', () => {
     assert.ok(outcome.refusal.decision.resetMs >= 1000);
     assert.equal(deviceLeft(), 10 - 1 - MAX_WAITING_PER_ACCOUNT, 'nothing reserved for it');
     await s.drain(backlog);
+  });
+});
+
+describe('LoginFlow: the looks before the body and after it', () => {
+  /** The control a look refuses with, or null (the memory store answers at once). */
+  const refusedBy = (look: Verdict | null | Promise<Verdict | null>): string | null => {
+    assert.ok(!(look instanceof Promise));
+    return look?.bound.control.name ?? null;
+  };
+
+  it('refuses a locked address before the body, unless the request may be a known device of the password plan', async (t) => {
+    const s = await setup(t, { RATE_LIMIT_LOGIN_IP: '1/15m' });
+    const { password, passkey } = { password: s.login.password.flow, passkey: s.login.passkey.flow };
+    const locked = callerAt('198.51.100.1');
+    assert.equal(refusedBy(password.beforeBody(locked, undefined)), null, 'nothing locked yet');
+    await s.drain([s.attempt('198.51.100.1', { email: 'nobody@example.com' })]);
+
+    assert.equal(refusedBy(password.beforeBody(locked, undefined)), 'login-ip');
+    assert.equal(s.remaining('login-ip', '198.51.100.1'), 0, 'a look spends nothing');
+    const cookie = s.devices.issue(1).value;
+    assert.equal(refusedBy(password.beforeBody(locked, cookie)), null, 'may be a known device');
+    assert.equal(refusedBy(password.beforeBody(locked, 'd1.forged')), 'login-ip', 'a forged cookie is none');
+    assert.equal(refusedBy(passkey.beforeBody(locked, cookie)), 'login-ip', 'a passkey has no known devices');
+  });
+
+  it('answers, once the body names the account, whichever of the address’s and the account’s refusals ends last', async (t) => {
+    const s = await setup(t, { RATE_LIMIT_LOGIN_IP: '1/15m', RATE_LIMIT_LOGIN_ACCOUNT: '1/15m' });
+    const flow = s.login.password.flow;
+    await s.drain([s.attempt('198.51.100.1', { email: 'nobody@example.com' })]);
+    s.clock.advance(60_000);
+    await s.drain([s.attempt('198.51.100.2')]); // alice's account, a minute later: its lock ends last
+    const address = flow.beforeBody(callerAt('198.51.100.1'), undefined);
+    assert.ok(address && !(address instanceof Promise));
+
+    const both = flow.afterBody(callerAt('198.51.100.1'), ALICE, undefined, address);
+    assert.equal(refusedBy(both), 'login-account');
+    assert.ok(both && !(both instanceof Promise) && both.decision.resetMs > address.decision.resetMs);
+    assert.equal(
+      refusedBy(flow.afterBody(callerAt('198.51.100.3'), ALICE, undefined, null)),
+      'login-account',
+    );
+    assert.equal(
+      flow.afterBody(callerAt('198.51.100.1'), 42, undefined, address),
+      address,
+      'no email: the address’s',
+    );
+    assert.equal(
+      refusedBy(flow.afterBody(callerAt('198.51.100.3'), 'carol@example.com', undefined, null)),
+      null,
+    );
+    const cookie = s.devices.issue(1).value;
+    assert.equal(
+      refusedBy(flow.afterBody(callerAt('198.51.100.3'), ALICE, cookie, null)),
+      null,
+      'may be a known device',
+    );
   });
 });
 

@@ -79,7 +79,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 /**
  * PGlite's start parameters plus a small memory footprint: PostgreSQL's defaults size shared
  * buffers for a server of its own (128 MB, all touched at start), where the embedded database of
- * one process serves a few hundred rows. These keep the process near 200 MB instead of 700.
+ * one process serves a few hundred rows. These keep the process's memory a fraction of what the
+ * defaults take (measured: BENCHMARKS.md).
  */
 export function pgliteOptions(): { startParams: string[] } {
   return {

@@ -186,7 +186,8 @@ export function controlsFor(caller: Caller): { name: ControlName; key: string }[
  * - `controls`: these controls count every request, and nothing else applies (no generic bucket);
  * - `login`: only the login-failure controls, checked before the password, spent by failures:
  *   `knownDevice` for an attempt with a valid device cookie for the submitted account, else
- *   `unknownDevice`, each in the order checked;
+ *   `unknownDevice`, each in the order checked; `failuresAlsoCount`: controls a failure is counted
+ *   against too, which never refuse an attempt of this route;
  * - `exempt`: no control at all;
  * - `generic`: the generic bucket of the caller's state (per user when signed in, else per IP).
  */
@@ -196,6 +197,7 @@ export type RoutePlan =
       readonly kind: 'login';
       readonly unknownDevice: readonly ControlName[];
       readonly knownDevice: readonly ControlName[];
+      readonly failuresAlsoCount?: readonly ControlName[];
     }
   | { readonly kind: 'exempt' }
   | { readonly kind: 'generic'; readonly authenticated: ControlName; readonly unauthenticated: ControlName };
@@ -210,14 +212,16 @@ export const ROUTE_PLANS: Readonly<Record<string, RoutePlan>> = {
     knownDevice: ['login-device'],
   },
   'GET /api/rate-limits': { kind: 'exempt' }, // reads the caller's budgets, never spends them
-  // Contract §14: a passkey sign-in is on the login entry path. Its options spend nothing (a
-  // challenge is no check); its failures count like a wrong password's, by address and, when the
-  // credential names one, by account. A device cookie changes nothing: there is no password to guess.
-  'POST /api/auth/passkey/options': { kind: 'exempt' },
+  'POST /api/auth/passkey/options': { kind: 'exempt' }, // a challenge is no check
+  // A passkey sign-in is on the login entry path (docs/rules.md#passkeys). Its failures count like
+  // a wrong password's, by address and, when the credential names one, against the account's
+  // password sign-ins; but only the address refuses it: a passkey cannot be guessed, so others'
+  // wrong passwords must not lock it. A device cookie changes nothing: there is no password to guess.
   'POST /api/auth/passkey/login': {
     kind: 'login',
-    unknownDevice: ['login-ip', 'login-account'],
+    unknownDevice: ['login-ip'],
     knownDevice: [],
+    failuresAlsoCount: ['login-account'],
   },
 };
 

@@ -90,9 +90,13 @@ export async function passkeyLoginRoutes(
       // The challenge goes first, whatever follows: it works once even for an answer that fails.
       const challenge = await ceremonies.takeSignInChallenge(response, bindingOf(request));
       const stored = await passkeys.findCredential(response.id);
-      // The account's budget counts only when the credential names one (contract §14).
+      // A failure counts against the account only when the credential names one, and only when the
+      // challenge was still held: a challenge the service no longer holds (expired, replaced by a
+      // newer one of this browser, never issued) is the service's loss, not the account's failure.
+      // The account's budget never refuses a passkey (docs/rules.md#passkeys); the address's does.
       const flow = request.routeOptions.config.loginFlow!;
-      const attempt = await flow.attempt(request.caller, stored ? stored.user.email : null, null);
+      const account = challenge !== null && stored !== null ? stored.user.email : null;
+      const attempt = await flow.attempt(request.caller, account, null);
       if (attempt.refused) return sendRefusal(reply, attempt.refused);
       let ok: boolean;
       try {

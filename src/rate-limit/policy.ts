@@ -11,6 +11,7 @@ export const CONTROL_NAMES = [
   'login-account',
   'login-ip',
   'login-device',
+  'passkey-options',
 ] as const;
 
 export type ControlName = (typeof CONTROL_NAMES)[number];
@@ -49,6 +50,7 @@ export interface PolicyLimits {
   readonly loginAccount: Budget;
   readonly loginIp: Budget;
   readonly loginDevice: Budget;
+  readonly passkeyOptions: Budget;
   /** The controls in shadow mode (RATE_LIMIT_SHADOW): they decide and count, but never refuse. */
   readonly shadow: readonly ControlName[];
 }
@@ -102,6 +104,16 @@ export const CONTROLS: Readonly<Record<ControlName, Control>> = {
     counts: 'failed-logins',
     reportedFor: 'known-device',
     budget: (l) => l.loginDevice, // RATE_LIMIT_LOGIN_DEVICE, default 10/15m
+  },
+  // Each passkey sign-in's options keep a challenge: a budget per address, so no one address fills
+  // the store of challenges (docs/rules.md#passkeys). Its 429 is the login's.
+  'passkey-options': {
+    name: 'passkey-options',
+    code: 'LOGIN_RATE_LIMIT',
+    key: 'ip',
+    counts: 'every-request',
+    reportedFor: 'everyone',
+    budget: (l) => l.passkeyOptions, // RATE_LIMIT_PASSKEY_OPTIONS, default 30/1m
   },
 };
 
@@ -212,7 +224,7 @@ export const ROUTE_PLANS: Readonly<Record<string, RoutePlan>> = {
     knownDevice: ['login-device'],
   },
   'GET /api/rate-limits': { kind: 'exempt' }, // reads the caller's budgets, never spends them
-  'POST /api/auth/passkey/options': { kind: 'exempt' }, // a challenge is no check
+  'POST /api/auth/passkey/options': { kind: 'controls', controls: ['passkey-options'] },
   // A passkey sign-in is on the login entry path (docs/rules.md#passkeys). Its failures count like
   // a wrong password's, by address and, when the credential names one, against the account's
   // password sign-ins; but only the address refuses it: a passkey cannot be guessed, so others'

@@ -2,12 +2,15 @@
 import assert from 'node:assert/strict';
 import { after, describe, it, type TestContext } from 'node:test';
 import { DEVICE_COOKIE } from '../../src/auth/devices.ts';
+import { ManualClock } from '../../src/clock.ts';
 import { SESSION_COOKIE } from '../../src/http/plugins/session.ts';
-import { createTestApp, type TestApp, type TestAppOptions } from '../helpers/app.ts';
+import { MemoryStore } from '../../src/rate-limit/stores/memory-store.ts';
+import { createTestApp, type TestApp, type TestAppOptions, type TestClient } from '../helpers/app.ts';
 import { FLAGS, SoftAuthenticator } from '../helpers/authenticator.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
 import { assertError } from '../helpers/http.ts';
 import {
+  floodsNoChallengeOut,
   ownerWithPasskey,
   passkeySignIn,
   registerPasskey,
@@ -15,7 +18,7 @@ import {
   signInOptions,
   unregisteredAuthenticator,
 } from '../helpers/passkeys.ts';
-import { assertRefused } from '../helpers/rate-limit-headers.ts';
+import { assertRefused, rateLimitHeaders } from '../helpers/rate-limit-headers.ts';
 
 after(closeTestDatabases);
 
@@ -341,5 +344,37 @@ describe('POST /api/auth/passkey/login', () => {
         400,
         'VALIDATION_ERROR',
       );
+  });
+});
+
+describe('POST /api/auth/passkey/options: challenges no flood can evict', () => {
+  it('spends the passkey-options budget per address: 429 LOGIN_RATE_LIMIT with its headers', async (t) => {
+    const app = await passkeyApp(t, { env: { RATE_LIMIT_PASSKEY_OPTIONS: '2/1m' } });
+    const address = '203.0.113.20';
+    const browser = app.client({ remoteAddress: address });
+    await browser.fetchCsrf();
+    const ask = (client: TestClient) => client.request({ method: 'POST', url: '/api/auth/passkey/options' });
+    const first = await ask(browser);
+    assert.equal(first.statusCode, 200);
+    assert.equal(rateLimitHeaders(first).policy.name, 'passkey-options');
+    assert.equal(rateLimitHeaders(first).remaining, 1);
+    assert.equal((await ask(browser)).statusCode, 200);
+    assertRefused(await ask(browser), 'LOGIN_RATE_LIMIT', 'passkey-options');
+    const neighbour = app.client({ remoteAddress: address });
+    await neighbour.fetchCsrf();
+    assertRefused(await ask(neighbour), 'LOGIN_RATE_LIMIT', 'passkey-options');
+    assert.equal((await signInOptions(app.client())).rpId, 'localhost', 'another address has its own budget');
+    app.clock.advance(MINUTE);
+    assert.equal((await ask(browser)).statusCode, 200);
+  });
+
+  it('keeps every live challenge through a flood past the store’s capacity; newcomers get 503 LOGIN_BUSY', async (t) => {
+    const clock = new ManualClock();
+    const capacity = 12;
+    const app = await passkeyApp(t, {
+      clock,
+      store: new MemoryStore({ clock, sweepIntervalMs: 0, marksMax: capacity }),
+    });
+    await floodsNoChallengeOut(app, ALICE, capacity);
   });
 });

@@ -3,6 +3,7 @@ import {
   type FloodResults,
   floodSettings,
   floodVerdicts,
+  heapSummary,
   runFlood,
   runFloodScenarios,
   type ScenarioResults,
@@ -84,6 +85,8 @@ export function floodMarkdown(r: FloodResults): string {
     '',
     `Attempts ${r.attack.perSecond}/s, ${(r.attack.shedShare * 100).toFixed(1)} % shed; password checks ${r.checksPerSecond}/s under the flood against ${r.machineChecksPerSecond}/s on the machine alone (${r.machineChecksRange.join('–')} before and after), ${r.machineChecksLeftPerSecond}/s of it left by the load generators' ${r.loadGeneratorCores} cores; ` +
       `server peak RSS ${r.peakRssMb} MB; load average (1 min) ${r.load.before.toFixed(2)} before, ${r.load.after.toFixed(2)} after.`,
+    '',
+    `${heapSummary(r.heap)}.`,
     '',
     guardTable(
       floodVerdicts(r).map((v) => ({ target: v.target, measured: v.measured, met: v.held })),

@@ -122,6 +122,8 @@ export interface FloodResults {
   /** Connections reset or refused, and requests that got no answer. */
   readonly transportErrors: number;
   readonly peakRssMb: number;
+  /** The server's heap over the flood, and its trend. */
+  readonly heap: HeapTrend;
 }
 
 /**
@@ -183,14 +185,19 @@ function request(
   });
 }
 
-/** A browser's cookies and CSRF token. */
+/**
+ * A browser's cookies and CSRF token; with `address`, every request says it comes from there
+ * (`X-Forwarded-For`, which the bench's server believes from 127.0.0.1).
+ */
 export class Browser {
   private readonly cookies = new Map<string, string>();
   token = '';
   readonly port: number;
+  private readonly from: Record<string, string>;
 
-  constructor(port: number) {
+  constructor(port: number, address?: string) {
     this.port = port;
+    this.from = address === undefined ? {} : { 'x-forwarded-for': address };
   }
 
   private header(): string {
@@ -209,7 +216,11 @@ export class Browser {
   }
 
   async csrf(extra: Record<string, string> = {}): Promise<void> {
-    const answer = await request(this.port, 'GET', '/api/csrf-token', { cookie: this.header(), ...extra });
+    const answer = await request(this.port, 'GET', '/api/csrf-token', {
+      cookie: this.header(),
+      ...this.from,
+      ...extra,
+    });
     this.keep(answer);
     this.token = (JSON.parse(answer.body) as { csrfToken: string }).csrfToken;
   }
@@ -231,6 +242,7 @@ export class Browser {
         'content-type': 'application/json',
         'content-length': String(Buffer.byteLength(body)),
         'x-csrf-token': this.token,
+        ...this.from,
         ...extra,
       },
       body,
@@ -243,7 +255,11 @@ export class Browser {
   /** An unsafe request with this browser's cookies and CSRF token, `body` as JSON when given. */
   async post(path: string, body?: unknown): Promise<Answer> {
     const text = body === undefined ? undefined : JSON.stringify(body);
-    const headers: Record<string, string> = { cookie: this.header(), 'x-csrf-token': this.token };
+    const headers: Record<string, string> = {
+      cookie: this.header(),
+      'x-csrf-token': this.token,
+      ...this.from,
+    };
     if (text !== undefined) {
       headers['content-type'] = 'application/json';
       headers['content-length'] = String(Buffer.byteLength(text));
@@ -254,7 +270,7 @@ export class Browser {
   }
 
   async get(path: string): Promise<Answer> {
-    const answer = await request(this.port, 'GET', path, { cookie: this.header() });
+    const answer = await request(this.port, 'GET', path, { cookie: this.header(), ...this.from });
     this.keep(answer);
     return answer;
   }
@@ -362,6 +378,7 @@ export async function startQuietServer(settings: FloodSettings) {
 /** Starts the server of `dir` as `npm start` does, on a fresh embedded database; resolves once it answers. */
 export async function startServer(settings: FloodSettings, port: number) {
   const dataDir = mkdtempSync(join(tmpdir(), 'flood-data-'));
+  const metricsPort = await freePort();
   const child = spawn(process.execPath, ['src/server.ts'], {
     cwd: settings.serverDir,
     env: {
@@ -371,9 +388,9 @@ export async function startServer(settings: FloodSettings, port: number) {
       PORT: String(port),
       DATA_DIR: dataDir,
       TRUST_PROXY: '127.0.0.1',
-      // No metrics listener unless FLOOD_ENV asks: a second server on this host (or one the bench
-      // left) would otherwise stop at its fixed port.
-      METRICS_PORT: '0',
+      // The metrics listener on a free port (a fixed one could meet a server the bench left): the
+      // server's heap is read from it.
+      METRICS_PORT: String(metricsPort),
       ...settings.serverEnv,
     },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -406,7 +423,65 @@ export async function startServer(settings: FloodSettings, port: number) {
     clearTimeout(force);
     rmSync(dataDir, { recursive: true, force: true });
   };
-  return { peakRssMb, stop, pid: child.pid! };
+  /** The server's V8 heap in use (MB), from its /metrics; null when it does not say. */
+  const heapUsedMb = async (): Promise<number | null> => {
+    const port = Number(settings.serverEnv.METRICS_PORT ?? metricsPort);
+    if (port === 0) return null;
+    const answer = await request(port, 'GET', '/metrics', {});
+    const bytes = /^nodejs_heap_size_used_bytes (\d+)/m.exec(answer.body)?.[1];
+    return bytes === undefined ? null : Number(bytes) / 1048576;
+  };
+  return { peakRssMb, heapUsedMb, stop, pid: child.pid! };
+}
+
+/** One reading of the server's heap, `minutes` into the flood. */
+export interface HeapSample {
+  readonly minutes: number;
+  readonly mb: number;
+}
+
+/**
+ * The server's heap over the flood: its readings every HEAP_SAMPLE_MS, and their least-squares
+ * slope (MB a minute) over the readings after the first fifth of the run (the warm-up: caches
+ * filling, code compiled). V8 lets garbage build up between collections, so single readings swing;
+ * a heap that keeps what it served shows as a slope that does not go away as the run grows.
+ */
+export interface HeapTrend {
+  readonly samples: readonly HeapSample[];
+  readonly mbPerMinute: number | null;
+}
+
+const HEAP_SAMPLE_MS = 5000;
+
+/** Reads the heap every HEAP_SAMPLE_MS until `running()` is false. */
+async function followHeap(read: () => Promise<number | null>, running: () => boolean): Promise<HeapTrend> {
+  const started = performance.now();
+  const samples: HeapSample[] = [];
+  while (running()) {
+    try {
+      const mb = await read();
+      if (mb !== null) samples.push({ minutes: (performance.now() - started) / 60_000, mb: round(mb) });
+    } catch {
+      // a reading missed under load: the next one counts
+    }
+    await new Promise((resolve) => setTimeout(resolve, HEAP_SAMPLE_MS));
+  }
+  const settled = samples.slice(Math.floor(samples.length / 5));
+  return { samples, mbPerMinute: settled.length < 3 ? null : round(slope(settled), 2) };
+}
+
+/** The least-squares slope of mb against minutes. */
+function slope(samples: readonly HeapSample[]): number {
+  const n = samples.length;
+  const mx = samples.reduce((sum, s) => sum + s.minutes, 0) / n;
+  const my = samples.reduce((sum, s) => sum + s.mb, 0) / n;
+  let num = 0;
+  let den = 0;
+  for (const s of samples) {
+    num += (s.minutes - mx) * (s.mb - my);
+    den += (s.minutes - mx) ** 2;
+  }
+  return den === 0 ? 0 : num / den;
 }
 
 /** What the attackers' process reports when the flood ends. */
@@ -524,6 +599,7 @@ export async function runFlood(settings: FloodSettings): Promise<FloodResults> {
     const end = started + settings.durationMs;
     const running = () => performance.now() < end;
     const attackers = startAttackers(settings, port);
+    const heap = followHeap(server.heapUsedMb, running);
     /** An owner's sign-in, timed, again and again with `pauseMs` between, until the flood ends. */
     const owner = async (
       figures: (typeof owners)['knownDevice'],
@@ -620,6 +696,7 @@ export async function runFlood(settings: FloodSettings): Promise<FloodResults> {
       companions: Object.fromEntries((await companions).map((f, i) => [FLOOD_COMPANIONS[i]!.name, f])),
       transportErrors,
       peakRssMb: round(peakRssMb),
+      heap: await heap,
     };
   } finally {
     await server.stop();
@@ -694,8 +771,17 @@ export function floodSummary(r: FloodResults): string {
       ([name, f]) => `${name}: ${f.requests} requests, ${p(f.latencyMs)} (${statuses(f.byStatus)})`,
     ),
     `peak RSS ${r.peakRssMb} MB; transport errors ${r.transportErrors}`,
+    heapSummary(r.heap),
     ...floodVerdicts(r).map((v) => `${v.held ? 'held  ' : 'MISSED'} ${v.target}`),
   ].join('\n');
+}
+
+/** The heap's readings in a line: first, least and most, last, and the trend. */
+export function heapSummary({ samples, mbPerMinute }: HeapTrend): string {
+  if (samples.length === 0) return 'server heap: no readings';
+  const mbs = samples.map((s) => s.mb);
+  const trend = mbPerMinute === null ? 'too few readings for a trend' : `trend ${mbPerMinute} MB/min`;
+  return `server heap: ${samples.length} readings over ${samples.at(-1)!.minutes.toFixed(1)} min, first ${mbs[0]} MB, least ${Math.min(...mbs)} MB, most ${Math.max(...mbs)} MB, last ${mbs.at(-1)} MB; ${trend} (after the first fifth)`;
 }
 
 /** FLOOD_* variables → settings. */

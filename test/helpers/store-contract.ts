@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';
+import { WORK_SERIES_SLOTS } from '../../src/limits.ts';
 import type { RateDecision, RateLimitStore, RateRule } from '../../src/rate-limit/stores/store.ts';
 
 /**
@@ -298,39 +299,45 @@ export function storeContract(makeStore: StoreFactory): void {
     }
   });
 
-  describe('claimOnce: take-once', () => {
-    it('grants the first claim of a key and refuses every later one while it lasts', async (t) => {
+  describe('claimOnce: a slot of a series, once', () => {
+    it('grants the first claim of a slot and refuses every later one while its series is kept', async (t) => {
       const { clock, store } = await setup(t);
-      assert.equal(await store.claimOnce('work', 'id-1', MINUTE), true);
-      assert.equal(await store.claimOnce('work', 'id-1', MINUTE), false);
+      assert.equal(await store.claimOnce('work', 'series-1', 0, MINUTE), true);
+      assert.equal(await store.claimOnce('work', 'series-1', 0, MINUTE), false);
       clock.advance(MINUTE - 1);
-      assert.equal(await store.claimOnce('work', 'id-1', MINUTE), false);
+      assert.equal(await store.claimOnce('work', 'series-1', 0, MINUTE), false);
     });
 
-    it('lasts its time to the millisecond, then the key may be claimed again', async (t) => {
-      const { clock, store } = await setup(t);
-      assert.equal(await store.claimOnce('work', 'id', 10 * SECOND), true);
-      clock.advance(10 * SECOND);
-      assert.equal(await store.claimOnce('work', 'id', 10 * SECOND), true);
-    });
-
-    it('keeps scopes, keys and the budgets apart', async (t) => {
+    it('keeps scopes, series, slots and the budgets apart', async (t) => {
       const { store } = await setup(t);
-      assert.equal(await store.claimOnce('work', 'k', MINUTE), true);
-      assert.equal(await store.claimOnce('work', 'other', MINUTE), true);
-      assert.equal(await store.claimOnce(log3.name, 'k', MINUTE), true, 'another scope');
-      await store.consume(log3, 'k');
-      await store.reset(log3, 'k');
-      assert.equal(await store.claimOnce('work', 'k', MINUTE), false, 'a reset of a rule leaves claims');
+      assert.equal(await store.claimOnce('work', 's', 7, MINUTE), true);
+      assert.equal(await store.claimOnce('work', 's', 8, MINUTE), true);
+      assert.equal(await store.claimOnce('work', 's', 100_000, MINUTE), true, 'a high slot');
+      assert.equal(await store.claimOnce('work', 'other', 7, MINUTE), true);
+      assert.equal(await store.claimOnce(log3.name, 's', 7, MINUTE), true, 'another scope');
+      await store.consume(log3, 's');
+      await store.reset(log3, 's');
+      assert.equal(await store.claimOnce('work', 's', 7, MINUTE), false, 'a reset of a rule leaves claims');
+      assert.equal(await store.claimOnce('work', 's', 100_000, MINUTE), false);
       assert.equal((await store.peek(log3, 'k')).remaining, 3, 'a claim spends no budget');
     });
 
-    it('of 50 parallel claims of one key exactly one is granted', async (t) => {
+    it('refuses a slot no series has (negative, fractional, past the last)', async (t) => {
       const { store } = await setup(t);
-      const granted = await Promise.all(
-        Array.from({ length: 50 }, () => store.claimOnce('work', 'hot', MINUTE)),
+      for (const slot of [-1, 0.5, WORK_SERIES_SLOTS])
+        assert.equal(await store.claimOnce('work', 's', slot, MINUTE), false, String(slot));
+    });
+
+    it('of 50 parallel claims of one slot exactly one is granted, and claims of 50 slots all are', async (t) => {
+      const { store } = await setup(t);
+      const one = await Promise.all(
+        Array.from({ length: 50 }, () => store.claimOnce('work', 'hot', 3, MINUTE)),
       );
-      assert.equal(granted.filter(Boolean).length, 1);
+      assert.equal(one.filter(Boolean).length, 1);
+      const many = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => store.claimOnce('work', 'hot', 100 + i, MINUTE)),
+      );
+      assert.equal(many.filter(Boolean).length, 50);
     });
   });
 

@@ -76,8 +76,8 @@ export class FakeRemoteStore implements RemoteStore {
     return this.run('locks', () => this.memory.locks(rule, max));
   }
 
-  claimOnce(scope: string, key: string, ttlMs: number): Promise<boolean> {
-    return this.run('claimOnce', () => this.memory.claimOnce(scope, key, ttlMs));
+  claimOnce(scope: string, series: string, slot: number, ttlMs: number): Promise<boolean> {
+    return this.run('claimOnce', () => this.memory.claimOnce(scope, series, slot, ttlMs));
   }
 
   putOnce(scope: string, holder: string, mark: string, ttlMs: number): Promise<number> {

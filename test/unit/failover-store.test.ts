@@ -270,13 +270,13 @@ describe('FailoverStore claimOnce while the remote store is down', () => {
     it(`grants no claim in ${mode} mode (never locally: an id would be usable once per instance), and never throws`, async (t) => {
       const { remote, store, clock } = setup(t, mode);
       remote.fail();
-      assert.equal(await store.claimOnce('work', 'id', 60_000), false, 'the failing call');
-      assert.equal(await store.claimOnce('work', 'id-2', 60_000), false, 'during the outage');
+      assert.equal(await store.claimOnce('work', 'series', 1, 60_000), false, 'the failing call');
+      assert.equal(await store.claimOnce('work', 'series', 2, 60_000), false, 'during the outage');
       remote.recover();
       clock.advance(RETRY_MS);
-      await store.claimOnce('work', 'id-3', 60_000); // starts the probe
+      await store.claimOnce('work', 'series', 3, 60_000); // starts the probe
       await settle();
-      assert.equal(await store.claimOnce('work', 'id-2', 60_000), true, 'granted again once it is back');
+      assert.equal(await store.claimOnce('work', 'series', 2, 60_000), true, 'granted again once it is back');
     });
   }
 });

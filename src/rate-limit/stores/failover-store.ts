@@ -128,9 +128,9 @@ export class FailoverStore implements RateLimitStore {
    * one id could be used once on every instance. False is the safe answer (a proof of work then
    * counts as none); it is never an error.
    */
-  claimOnce(scope: string, key: string, ttlMs: number): MaybePromise<boolean> {
+  claimOnce(scope: string, series: string, slot: number, ttlMs: number): MaybePromise<boolean> {
     if (!this.useRemote()) return false;
-    return this.remote.claimOnce(scope, key, ttlMs).catch((error: unknown) => {
+    return this.remote.claimOnce(scope, series, slot, ttlMs).catch((error: unknown) => {
       if (!(error instanceof StoreUnavailableError)) throw error;
       this.markDown('claimOnce', error);
       return false;

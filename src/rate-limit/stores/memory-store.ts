@@ -1,5 +1,6 @@
 // In-process rate-limit store: per-rule slabs of typed arrays, two generations of keys for expiry.
 import type { Clock } from '../../clock.ts';
+import { WORK_SERIES_SLOTS } from '../../limits.ts';
 import {
   clearBuckets,
   clearLog,
@@ -179,40 +180,44 @@ class Partition {
 }
 
 /**
- * Take-once claims: key → when its claim ends. Bounded: at CLAIMS_MAX live claims a new one is
- * refused (false: the caller counts it as not first), never granted by forgetting an older one,
- * so a replay can never get through by pushing claims out. Ended claims go at the periodic sweep,
- * and from the front (the oldest) when the cap is reached.
+ * Take-once claims of proved-work challenges: per series, a bit per slot and when the record may go
+ * (ended series go at the periodic sweep). One bit per challenge issued, so no number of claims
+ * fills the record for the others; a series grows its bits as higher slots are claimed, up to
+ * WORK_SERIES_SLOTS (a slot past it is refused: the issuer never gives one).
  */
 class Claims {
-  private readonly until = new Map<string, number>();
+  private readonly series = new Map<string, { bits: Uint8Array; until: number }>();
 
-  claim(key: string, ttlMs: number, now: number): boolean {
-    const ends = this.until.get(key);
-    if (ends !== undefined && ends > now) return false;
-    if (ends === undefined && this.until.size >= CLAIMS_MAX) {
-      for (const [oldest, oldestEnds] of this.until) {
-        if (oldestEnds > now) break;
-        this.until.delete(oldest);
-      }
-      if (this.until.size >= CLAIMS_MAX) return false;
+  claim(series: string, slot: number, ttlMs: number, now: number): boolean {
+    if (!Number.isInteger(slot) || slot < 0 || slot >= WORK_SERIES_SLOTS) return false;
+    let record = this.series.get(series);
+    if (record === undefined || record.until <= now) {
+      record = { bits: new Uint8Array(0), until: 0 };
+      this.series.set(series, record);
     }
-    this.until.delete(key); // re-inserted at the end: the front stays the oldest
-    this.until.set(key, now + ttlMs);
+    record.until = Math.max(record.until, now + ttlMs);
+    const byte = slot >> 3;
+    if (byte >= record.bits.length) {
+      const bits = new Uint8Array(
+        Math.min(WORK_SERIES_SLOTS >> 3, Math.max(64, byte + 1, record.bits.length * 2)),
+      );
+      bits.set(record.bits);
+      record.bits = bits;
+    }
+    const bit = 1 << (slot & 7);
+    if ((record.bits[byte]! & bit) !== 0) return false;
+    record.bits[byte]! |= bit;
     return true;
   }
 
   sweep(now: number): void {
-    for (const [key, ends] of this.until) if (ends <= now) this.until.delete(key);
+    for (const [series, { until }] of this.series) if (until <= now) this.series.delete(series);
   }
 
   clear(): void {
-    this.until.clear();
+    this.series.clear();
   }
 }
-
-/** At most this many take-once claims are kept at once (about 10 MB); past it a claim is refused. */
-export const CLAIMS_MAX = 100_000;
 
 /**
  * One scope's single-use marks: holder → its mark and when it expires, in the order put, so the
@@ -313,8 +318,8 @@ export class MemoryStore implements RateLimitStore {
     return this.partitions.get(rule)?.locks(this.clock.now(), max) ?? [];
   }
 
-  claimOnce(scope: string, key: string, ttlMs: number): boolean {
-    return this.claims.claim(`${scope}\0${key}`, ttlMs, this.clock.now());
+  claimOnce(scope: string, series: string, slot: number, ttlMs: number): boolean {
+    return this.claims.claim(`${scope}\0${series}`, slot, ttlMs, this.clock.now());
   }
 
   putOnce(scope: string, holder: string, mark: string, ttlMs: number): number {

@@ -258,17 +258,15 @@ return reply
 `;
 
 /**
- * claimOnce. KEYS[1]: the claim's own key (tagged apart from every rule's state). ARGV: ttlMs, now
- * ('' = Redis TIME). The value is when the claim ends (the given clock's or Redis's), the key
- * expires with it. Replies 1 for the first claim, 0 while an earlier one lasts.
+ * claimOnce. KEYS[1]: the series' record, a bitmap (tagged apart from every rule's state). ARGV:
+ * slot, ttlMs. Sets the slot's bit; the key is kept at least ttlMs (never shortened). Replies 1 for
+ * the first claim of the slot, 0 for every later one.
  */
-const CLAIM_ONCE = `${CLOCK}
-local now = clockNow(ARGV[2])
-local ends = tonumber(redis.call('GET', KEYS[1]))
-if ends and ends > now then return 0 end
-local ttl = tonumber(ARGV[1])
-redis.call('SET', KEYS[1], now + ttl, 'PX', ttl)
-return 1
+const CLAIM_ONCE = `
+local was = redis.call('SETBIT', KEYS[1], ARGV[1], 1)
+local ttl = tonumber(ARGV[2])
+if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
+return 1 - was
 `;
 
 /*

@@ -1,6 +1,7 @@
 // Rate-limit state in Redis or Redis Cluster, shared by every instance: one script run per decision.
 import { Cluster, Command, Redis, type RedisOptions } from 'ioredis';
 import type { Clock } from '../../clock.ts';
+import { WORK_SERIES_SLOTS } from '../../limits.ts';
 import { shapeOf, type WindowShape } from '../sliding-window.ts';
 import { CommandDeadlines } from './command-deadlines.ts';
 import {
@@ -189,14 +190,15 @@ export class RedisStore implements RemoteStore {
     return this.run('locks', SCRIPTS.locks, this.lockIndexOf(rule), [max, now], parseLocks);
   }
 
-  /** A take-once claim's key: a hash tag of its own, apart from every rule's state and index. */
-  claimKeyOf(scope: string, key: string): string {
-    return `${this.keyPrefix}{claim:${scope}:${key}}`;
+  /** A series' claim record: a hash tag of its own, apart from every rule's state and index. */
+  claimKeyOf(scope: string, series: string): string {
+    return `${this.keyPrefix}{claim:${scope}:${series}}`;
   }
 
-  claimOnce(scope: string, key: string, ttlMs: number): Promise<boolean> {
-    const args = [Math.max(1, Math.ceil(ttlMs)), this.clock ? Math.floor(this.clock.now()) : ''];
-    return this.run('claimOnce', SCRIPTS.claimOnce, this.claimKeyOf(scope, key), args, (reply) =>
+  claimOnce(scope: string, series: string, slot: number, ttlMs: number): Promise<boolean> {
+    if (!Number.isInteger(slot) || slot < 0 || slot >= WORK_SERIES_SLOTS) return Promise.resolve(false);
+    const args = [slot, Math.max(1, Math.ceil(ttlMs))];
+    return this.run('claimOnce', SCRIPTS.claimOnce, this.claimKeyOf(scope, series), args, (reply) =>
       parseFlag('claimOnce', reply),
     );
   }

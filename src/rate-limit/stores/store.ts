@@ -54,12 +54,16 @@ export interface SingleUseStore {
   takeOnce(scope: string, holder: string, mark: string): MaybePromise<boolean>;
   /**
    * The other way round, for a self-verifying challenge (proved work): nothing is stored when it
-   * is issued, so a flood of challenges nobody answers costs nothing; its id is recorded when it is
-   * used. Records `key` under `scope` for `ttlMs` (the store's clock) and says whether this was the
-   * first claim: of any number of claims of one key within its time, on one instance or many,
-   * exactly one gets true. Claims and marks never share keys with each other or with a rule's state.
+   * is issued, so a flood of challenges nobody answers costs no write; its slot is claimed when it
+   * is used. Challenges are issued in series, each with a slot number below WORK_SERIES_SLOTS, and
+   * the record is one bit per slot: it is bounded by the challenges issued, and no claims can fill
+   * it so that another challenge's claim fails (docs/rules.md#proved-work). Claims `slot` of
+   * `series` under `scope` and keeps the series' record at least `ttlMs` (the store's clock); says
+   * whether this was the first claim: of any number of claims of one slot while its series is
+   * kept, on one instance or many, exactly one gets true. Claims and marks never share keys with
+   * each other or with a rule's state.
    */
-  claimOnce(scope: string, key: string, ttlMs: number): MaybePromise<boolean>;
+  claimOnce(scope: string, series: string, slot: number, ttlMs: number): MaybePromise<boolean>;
 }
 
 /**
@@ -107,7 +111,7 @@ export interface RemoteStore extends RateLimitStore {
   reset(rule: RateRule, key: string): Promise<void>;
   noteLock(rule: RateRule, key: string, resetMs: number): Promise<void>;
   locks(rule: RateRule, max: number): Promise<readonly LockEntry[]>;
-  claimOnce(scope: string, key: string, ttlMs: number): Promise<boolean>;
+  claimOnce(scope: string, series: string, slot: number, ttlMs: number): Promise<boolean>;
   putOnce(scope: string, holder: string, mark: string, ttlMs: number): Promise<number>;
   takeOnce(scope: string, holder: string, mark: string): Promise<boolean>;
   /** Waits until connected, at most `timeoutMs`; true when it is. Never rejects. */

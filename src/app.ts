@@ -203,10 +203,16 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(rateLimitPlugin, {
     engine: services.rateLimit,
     ipv6Prefix: config.rateLimits.ipv6Prefix,
+    trustedNetworks: config.rateLimits.trustedNetworks,
     events: services.securityEvents,
     mayBeKnownDevice: (request) => services.devices.read(request.cookies[DEVICE_COOKIE]) !== null,
   });
-  await app.register(metricsPlugin, { stack, loginGate, workChallenges: services.workChallenges });
+  await app.register(metricsPlugin, {
+    stack,
+    loginGate,
+    workChallenges: services.workChallenges,
+    readiness: services.readiness,
+  });
   await app.register(csrfPlugin, { secret: config.sessionSecret, config });
   await app.register(authorizationPlugin);
   await registerDocs(app);

@@ -1,8 +1,8 @@
 // Passkey steps over HTTP for the tests: register one on a signed-in browser, sign in with one.
 import assert from 'node:assert/strict';
+import { type CreationOptions, SoftAuthenticator } from '../../bench/lib/soft-authenticator.ts';
 import { PASSKEY_CHALLENGE_TTL_MS } from '../../src/auth/passkeys.ts';
 import type { Response, TestApp, TestClient } from './app.ts';
-import { type CreationOptions, SoftAuthenticator } from './authenticator.ts';
 import { assertError } from './http.ts';
 
 type GetSettings = Parameters<SoftAuthenticator['get']>[1];

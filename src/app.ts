@@ -31,6 +31,7 @@ import { portalPlugin } from './http/plugins/portal.ts';
 import { rateLimitPlugin } from './http/plugins/rate-limit.ts';
 import { securityHeadersPlugin } from './http/plugins/security-headers.ts';
 import { sessionPlugin } from './http/plugins/session.ts';
+import { ReadinessState } from './http/readiness.ts';
 import { RequestLogController } from './http/request-log.ts';
 import { adminRoutes } from './http/routes/admin.ts';
 import { authRoutes } from './http/routes/auth.ts';
@@ -150,7 +151,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     passkeys,
     ceremonies,
     securityEvents,
-    readiness: stack.readiness,
+    // The database and the store stack's checks (Redis), shared by /readyz and /metrics.
+    readiness: new ReadinessState(db, stack.readiness, clock),
   };
 
   const trustProxy = config.trustProxy;
@@ -206,8 +208,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(rateLimitPlugin, {
     engine: services.rateLimit,
     ipv6Prefix: config.rateLimits.ipv6Prefix,
+    trustedNetworks: config.rateLimits.trustedNetworks,
   });
-  await app.register(metricsPlugin, { stack, login });
+  await app.register(metricsPlugin, { stack, login, readiness: services.readiness });
   await app.register(csrfPlugin, { secret: config.sessionSecret, config });
   await app.register(authorizationPlugin);
   await registerDocs(app);

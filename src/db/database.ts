@@ -76,6 +76,11 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   }
 }
 
+/** Whether `dataDir` holds an embedded database already (a server has started on it), without touching it. */
+export function holdsEmbeddedDatabase(dataDir: string): boolean {
+  return existsSync(path.join(dataDir, 'PG_VERSION'));
+}
+
 /**
  * PGlite's start parameters plus a small memory footprint: PostgreSQL's defaults size shared
  * buffers for a server of its own (128 MB, all touched at start), where the embedded database of
@@ -112,7 +117,7 @@ const PARTIAL = '.template-copy';
  * Without a template (no build yet) PGlite runs initdb itself, as before.
  */
 async function seedDataDirFromTemplate(dataDir: string): Promise<void> {
-  if (existsSync(path.join(dataDir, 'PG_VERSION'))) return;
+  if (holdsEmbeddedDatabase(dataDir)) return;
   if (!existsSync(path.join(PGLITE_TEMPLATE_DIR, 'PG_VERSION'))) return;
   const stage = path.join(dataDir, PARTIAL);
   const present = (await readdir(dataDir)).filter((entry) => entry !== LOCK_SOCKET);

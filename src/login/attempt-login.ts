@@ -52,7 +52,8 @@ type OnSlot =
  * 1. A valid device cookie for the account the email names puts the attempt in the gate's known
  *    lane (docs/rules.md#known-devices); the account is looked up first only when such a cookie
  *    comes. Every other attempt is in the shared lane, by the work it proved
- *    (docs/rules.md#proved-work: one HMAC, one hash, a claim; never a failure, whatever was sent).
+ *    (docs/rules.md#proved-work: one HMAC, one hash and, for a solution that proves the bits asked
+ *    now, one claim in the store; never a failure, whatever was sent).
  * 2. The gate decides its shed before the account is looked up, so a shed cannot depend on whether
  *    the account exists. A shed attempt takes no place, runs no hash and reserves nothing: its
  *    `busy` comes once the gate's bound has passed (LoginGate.hold), with a challenge while the gate
@@ -89,7 +90,7 @@ export async function attemptLogin(
       : null;
   const place: GatePlace = known
     ? { lane: 'known', account: String(known.account.user.id) }
-    : { lane: 'shared', work: await services.challenges.prove(email, attempt.work) };
+    : { lane: 'shared', work: await services.challenges.prove(email, attempt.work, gate.askedBits()) };
   const admission = gate.enter(place);
   if (admission.shed) return busy(services, email, await gate.hold());
   if (admission.ticket === null) {

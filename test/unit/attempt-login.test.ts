@@ -48,12 +48,14 @@ class Accounts {
 /** The passkey ceremonies' two steps at login, scripted: which challenges were taken, how many answers verified. */
 class Ceremonies {
   readonly taken: string[] = [];
+  /** Whether the service still holds the challenge an answer carries (not expired, replaced or never issued). */
+  challengeHeld = true;
   verified = 0;
   outcome: AssertionOutcome = { ok: true, counter: 2 };
 
-  async takeSignInChallenge(response: AuthenticationResponseJSON, binding: string): Promise<string | null> {
+  async takeSignInChallenge(_response: AuthenticationResponseJSON, binding: string): Promise<string | null> {
     this.taken.push(binding);
-    return response.id === 'stale' ? null : 'the-challenge';
+    return this.challengeHeld ? 'the-challenge' : null;
   }
 
   async verifyAssertion(): Promise<AssertionOutcome> {
@@ -82,6 +84,7 @@ const callerAt = (address: string): Caller => ({
   account: null,
   deviceId: null,
   ipKey: () => address,
+  inTrustedNetwork: () => false,
 });
 
 /** Resolves once `condition` holds (checked every millisecond, for 5 s at most). */
@@ -508,7 +511,7 @@ describe('attemptPasskeyLogin', () => {
     return { ...s, sign };
   }
 
-  it('signs in without the gate: no check, no place in a lane, the account’s failures cleared', async (t) => {
+  it('signs in without the gate: no check, no place in a lane; a failure counts against the account, a success leaves it', async (t) => {
     const s = await withPasskey(t);
     s.ceremonies.outcome = { ok: false, cloned: false };
     assert.deepEqual(await s.sign('alices-key'), { kind: 'invalid' });
@@ -516,9 +519,20 @@ describe('attemptPasskeyLogin', () => {
     s.ceremonies.outcome = { ok: true, counter: 2 };
     const outcome = await s.sign('alices-key');
     assert.equal(outcome.kind === 'signed-in' && outcome.user.email, ALICE);
-    assert.equal(s.remaining('login-account', '198.51.100.1', { email: ALICE }), 10);
+    assert.equal(
+      s.remaining('login-account', '198.51.100.1', { email: ALICE }),
+      9,
+      'no fresh budget for a guesser',
+    );
     assert.equal(s.remaining('login-ip', '198.51.100.1'), 99);
     assert.deepEqual(s.hasher.started, [], 'no password check');
+  });
+
+  it('is never refused by the account’s budget, which others’ wrong passwords fill', async (t) => {
+    const s = await withPasskey(t, { RATE_LIMIT_LOGIN_ACCOUNT: '1/15m' });
+    await s.drain([s.attempt('203.0.113.1')]);
+    assert.equal(s.remaining('login-account', '198.51.100.1', { email: ALICE }), 0, 'locked for passwords');
+    assert.equal((await s.sign('alices-key')).kind, 'signed-in');
   });
 
   it('takes the challenge first, and refuses a locked address before any verification, counting nothing', async (t) => {
@@ -535,10 +549,11 @@ describe('attemptPasskeyLogin', () => {
     assert.equal(s.remaining('login-account', '198.51.100.1', { email: ALICE }), 9, 'nothing more kept');
   });
 
-  it('counts an unknown credential, or a used challenge, by address alone, as invalid', async (t) => {
+  it('counts an unknown credential, or a challenge the service no longer holds, by address alone, as invalid', async (t) => {
     const s = await withPasskey(t);
     assert.deepEqual(await s.sign('nobodys-key'), { kind: 'invalid' });
-    assert.deepEqual(await s.sign('stale'), { kind: 'invalid' });
+    s.ceremonies.challengeHeld = false;
+    assert.deepEqual(await s.sign('alices-key'), { kind: 'invalid' });
     assert.equal(s.ceremonies.verified, 0);
     assert.equal(s.remaining('login-ip', '198.51.100.1'), 98);
     assert.equal(s.remaining('login-account', '198.51.100.1', { email: ALICE }), 10);

@@ -39,6 +39,7 @@ describe('loadConfig defaults', () => {
       loginAccount,
       loginIp,
       loginDevice,
+      passkeyOptions,
       ipv6Prefix,
       storeFailure,
     } = config.rateLimits;
@@ -49,6 +50,7 @@ describe('loadConfig defaults', () => {
     assert.deepEqual(loginAccount, { limit: 10, windowMs: fifteenMinutes });
     assert.deepEqual(loginIp, { limit: 100, windowMs: fifteenMinutes });
     assert.deepEqual(loginDevice, { limit: 10, windowMs: fifteenMinutes });
+    assert.deepEqual(passkeyOptions, { limit: 30, windowMs: 60_000 });
     assert.equal(ipv6Prefix, 64);
     assert.equal(storeFailure, 'local');
   });
@@ -118,6 +120,7 @@ describe('loadConfig rate-limit budgets', () => {
     RATE_LIMIT_LOGIN_ACCOUNT: 'loginAccount',
     RATE_LIMIT_LOGIN_IP: 'loginIp',
     RATE_LIMIT_LOGIN_DEVICE: 'loginDevice',
+    RATE_LIMIT_PASSKEY_OPTIONS: 'passkeyOptions',
   } as const;
 
   it('reads <count>/<duration> with the units ms, s, m and h', () => {
@@ -177,6 +180,32 @@ describe('loadConfig rate-limit budgets', () => {
     assert.equal(loadConfig({ RATE_LIMIT_IPV6_PREFIX: '56' }).rateLimits.ipv6Prefix, 56);
     for (const mode of ['local', 'open', 'closed'] as const) {
       assert.equal(loadConfig({ RATE_LIMIT_STORE_FAILURE: mode }).rateLimits.storeFailure, mode);
+    }
+  });
+
+  it('reads RATE_LIMIT_TRUSTED_NETWORKS as addresses and CIDRs of both families, none by default', () => {
+    assert.deepEqual(loadConfig({}).rateLimits.trustedNetworks, []);
+    assert.deepEqual(
+      loadConfig({ RATE_LIMIT_TRUSTED_NETWORKS: ' 203.0.113.7, 198.51.100.0/24 ,2001:db8:1::/48,::1' })
+        .rateLimits.trustedNetworks,
+      ['203.0.113.7', '198.51.100.0/24', '2001:db8:1::/48', '::1'],
+    );
+    for (const bad of [
+      'office',
+      '203.0.113.0/33',
+      '2001:db8::/129',
+      '203.0.113.0/',
+      '203.0.113.0/0x8',
+      '203.0.113.0/8/9',
+      '203.0.113.7,,198.51.100.1',
+      '203.0.113',
+    ]) {
+      const problems = problemsOf({ RATE_LIMIT_TRUSTED_NETWORKS: bad });
+      assert.equal(problems.length, 1, bad);
+      assert.match(
+        problems[0]!,
+        /^RATE_LIMIT_TRUSTED_NETWORKS=".*" is invalid: expected a comma list of IPv4\/IPv6 addresses and CIDRs/,
+      );
     }
   });
 

@@ -7,6 +7,8 @@ import type { LoginWatch } from '../../login/login.ts';
 import { type ShadowRefusalEvent, shadowRefusalChannel } from '../../rate-limit/engine.ts';
 import type { StoreStack } from '../../rate-limit/stores/create-store.ts';
 import { observeStore } from '../../rate-limit/stores/store-events.ts';
+import { isDraining } from '../drain.ts';
+import type { ReadinessState } from '../readiness.ts';
 import { registerDatabaseMetrics } from './database-outage.ts';
 import { registerLoginGateMetrics } from './login-gate-metrics.ts';
 import { registerProvedWorkMetrics } from './proved-work-metrics.ts';
@@ -29,6 +31,8 @@ export interface MetricsPluginOptions {
   readonly stack: StoreStack;
   /** The login defence: its gate's queues, waits, checks and sheds, and its proved work, are series of their own. */
   readonly login: LoginWatch;
+  /** /readyz's look at the dependencies, which `instance_ready` shows (the same look, once a second at most). */
+  readonly readiness: ReadinessState;
 }
 
 // From a memory decision (microseconds) to a Redis one that ran into the command timeout.
@@ -37,10 +41,20 @@ const DECISION_BUCKETS = [
 ];
 
 export const metricsPlugin = fp<MetricsPluginOptions>(
-  async (app, { stack, login }) => {
+  async (app, { stack, login, readiness }) => {
     // One registry per app: tests build many apps in one process, and their series must not mix.
     // No default process metrics: prom-client's collectors install observers that are never removed.
     const registry = new Registry();
+    // The V8 heap in use, read at each scrape (no observer): a flood of any length holds it flat
+    // (docs/rules.md#proved-work), and `npm run bench:flood` follows its trend from here.
+    new Gauge({
+      name: 'nodejs_heap_size_used_bytes',
+      help: 'The V8 heap in use (process.memoryUsage().heapUsed), read at each scrape.',
+      registers: [registry],
+      collect() {
+        this.set(process.memoryUsage().heapUsed);
+      },
+    });
     const requests = new Counter({
       name: 'http_requests_total',
       help: 'HTTP requests answered, by method, route pattern and status code.',
@@ -74,14 +88,30 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
       help: 'Redis operations of the rate limiter that failed or timed out.',
       registers: [registry],
     });
-    const degraded = new Gauge({
+    // Read from the stack at scrape time: an instance that started without Redis is degraded
+    // before this plugin could hear of it (create-store.ts).
+    const storeLabels = { store: stack.backend.name, failure_mode: stack.backend.failureMode };
+    new Gauge({
       name: 'rate_limit_store_degraded',
       help: '1 while Redis is unavailable and RATE_LIMIT_STORE_FAILURE applies, else 0.',
       labelNames: ['store', 'failure_mode'] as const,
       registers: [registry],
+      collect() {
+        this.set(storeLabels, stack.degraded() ? 1 : 0);
+      },
     });
-    const storeLabels = { store: stack.backend.name, failure_mode: stack.backend.failureMode };
-    degraded.set(storeLabels, 0);
+    // What /readyz would answer, as a series an alert can watch (deploy/prometheus/alerts.yml): the
+    // same look at the dependencies, so a scrape also finds a Redis or a database that went away
+    // while no request came, and costs no more than /readyz does.
+    new Gauge({
+      name: 'instance_ready',
+      help: '1 while /readyz answers 200 (the database answers, the rate-limit store serves, not draining), else 0.',
+      registers: [registry],
+      async collect() {
+        const ready = !isDraining(app.server) && !(await readiness.current()).fatal;
+        this.set(ready ? 1 : 0);
+      },
+    });
     const stopGateMetrics = registerLoginGateMetrics(registry, login);
     const stopWorkMetrics = registerProvedWorkMetrics(registry, login);
     app.addHook('onClose', async () => {
@@ -102,9 +132,6 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
       stopObserving = observeStore(stack.store, {
         decision({ seconds }) {
           decisions.observe(seconds);
-        },
-        storeState({ state }) {
-          degraded.set(storeLabels, state === 'degraded' ? 1 : 0);
         },
         redisError() {
           redisErrors.inc();

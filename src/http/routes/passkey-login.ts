@@ -1,7 +1,7 @@
 // Signing in with a passkey (contract §14): options with a single-use challenge, then the signed answer.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthenticationResponseJSON } from '../../auth/passkeys.ts';
-import { ApiError } from '../../errors.ts';
+import { ApiError, errorBody } from '../../errors.ts';
 import { attemptPasskeyLogin } from '../../login/attempt-passkey-login.ts';
 import { loginLockHooks } from '../login-locks.ts';
 import { CSRF_COOKIE } from '../plugins/csrf.ts';
@@ -10,7 +10,7 @@ import { errorResponses } from '../schemas.ts';
 import type { Services } from '../services.ts';
 import { signedInResponse, signIn } from '../sign-in.ts';
 import { authenticationResponseSchema, requestOptionsSchema } from '../webauthn-schemas.ts';
-import { relyingPartyOf } from './passkeys.ts';
+import { relyingPartyOf, secondsOf } from './passkeys.ts';
 
 /**
  * What a challenge is bound to: what the caller's CSRF token is bound to, its session or, signed
@@ -30,13 +30,17 @@ export async function passkeyLoginRoutes(
     schema: {
       tags: ['auth'],
       summary:
-        'Request options for a passkey sign-in: a fresh challenge that works once, for 5 minutes, for this browser',
-      response: { 200: requestOptionsSchema, ...errorResponses('BAD_REQUEST') },
+        'Request options for a passkey sign-in: a fresh challenge that works once, for 5 minutes, for this ' +
+        'browser, in place of its previous one. A full store of challenges answers 503 LOGIN_BUSY.',
+      response: { 200: requestOptionsSchema, ...errorResponses('BAD_REQUEST', 'LOGIN_BUSY') },
     },
-    handler: async (request) => {
+    handler: async (request, reply) => {
       const rp = relyingPartyOf(request, config);
       if (rp === null) throw new ApiError('BAD_REQUEST');
-      return ceremonies.signInOptions(rp, bindingOf(request));
+      const issued = await ceremonies.signInOptions(rp, bindingOf(request));
+      if (issued.options !== undefined) return issued.options;
+      // Full: refused rather than another browser's live challenge dropped (docs/rules.md#passkeys).
+      return sendStoreFull(reply, secondsOf(issued));
     },
   });
 
@@ -73,4 +77,15 @@ export async function passkeyLoginRoutes(
       }
     },
   });
+}
+
+/**
+ * 503 LOGIN_BUSY for options the full challenge store could not keep. Answered, not thrown: under a
+ * flood of options these are many, and none of them is a server error to log.
+ */
+function sendStoreFull(reply: FastifyReply, retryAfter: number): FastifyReply {
+  return reply
+    .code(503)
+    .headers({ 'retry-after': retryAfter, 'cache-control': 'no-store' })
+    .send(errorBody('LOGIN_BUSY', { retryAfter }));
 }

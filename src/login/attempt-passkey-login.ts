@@ -38,15 +38,18 @@ export interface PasskeyLoginServices {
  *
  * 1. The challenge the answer carries is taken first, whatever follows: it works once, even for an
  *    answer that then fails.
- * 2. The credential is looked up, and the failure units reserved as for a password: the address's
- *    and, when the credential names an account, the account's. A refusal is `refused` before any
- *    verification, and counts nothing.
+ * 2. The credential is looked up, and the address's failure unit reserved (LoginFlow.attempt):
+ *    only the address's budget refuses a passkey (the passkey plan's `failuresAlsoCount`: a
+ *    failure also counts against the account's password sign-ins, when the credential names an
+ *    account and the challenge was still held). A refusal is `refused` before any verification,
+ *    and counts nothing.
  * 3. The answer is verified: origin, RP ID, user verification, signature, then the counter, which
  *    is written only if the stored one is still the one checked. A signed answer whose counter
  *    went back (a cloned authenticator) is recorded as a security event. A disabled account is
  *    refused after the same check.
  * 4. The reservation is settled: every failure is the same `invalid`, counted like a wrong
- *    password's. A check that could not run (the database away) gives the units back and throws.
+ *    password's (a success leaves the account's counter alone). A check that could not run (the
+ *    database away) gives the units back and throws.
  */
 export async function attemptPasskeyLogin(
   services: PasskeyLoginServices,
@@ -56,7 +59,12 @@ export async function attemptPasskeyLogin(
   const { response, caller } = attempt;
   const challenge = await ceremonies.takeSignInChallenge(response, attempt.binding);
   const stored = await passkeys.findCredential(response.id);
-  const reservation = await flow.attempt(caller, stored ? stored.user.email : null, null);
+  // A failure counts against the account only when the credential names one, and only when the
+  // challenge was still held: a challenge the service no longer holds (expired, replaced by a
+  // newer one of this browser, never issued) is the service's loss, not the account's failure.
+  // The account's budget never refuses a passkey (docs/rules.md#passkeys); the address's does.
+  const account = challenge !== null && stored !== null ? stored.user.email : null;
+  const reservation = await flow.attempt(caller, account, null);
   if (reservation.refused) return { kind: 'refused', refusal: reservation.refused };
   let ok: boolean;
   try {

@@ -295,7 +295,7 @@ describe('attemptLogin', () => {
     const bits = s.login.gate.askedBits();
     assert.ok(bits > 0);
     assert.equal(outcome.kind === 'busy' && outcome.work?.bits, bits);
-    assert.match(outcome.kind === 'busy' ? String(outcome.work?.challenge) : '', /^w1\./);
+    assert.match(outcome.kind === 'busy' ? String(outcome.work?.challenge) : '', /^w2\./);
     await s.drain(filling);
   });
 

@@ -26,6 +26,12 @@ export interface Database extends Queryable {
   readonly availability: Availability;
   /** Runs `work` on one dedicated connection (for session-level advisory locks). */
   withConnection<T>(work: (connection: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` inside BEGIN … COMMIT on a connection of its own; any throw rolls back. On the
+   * embedded database, whose one session every query shares, no other query runs until it ends
+   * (PGlite's own `transaction`), so nothing of another request lands inside it.
+   */
+  transaction<T>(work: (connection: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -142,6 +148,13 @@ function wrapPglite(db: PGlite, release: () => Promise<void> = async () => {}): 
     availability: new Availability(),
     query,
     withConnection,
+    transaction: (work) =>
+      db.transaction((tx) =>
+        work({
+          query: async <Row>(sql: string, params: readonly unknown[] = []) =>
+            (await tx.query<Row>(sql, params as unknown[])).rows,
+        }),
+      ),
     async close() {
       await db.close();
       await release();
@@ -215,6 +228,7 @@ function openPostgres(url: string, statementTimeoutMs: number): Database {
     availability,
     query: run(pool),
     withConnection,
+    transaction: (work) => withConnection((connection) => inTransaction(connection, () => work(connection))),
     close: () => pool.end(),
   };
 }

@@ -49,6 +49,12 @@ export interface RateLimitPluginOptions {
    * which alone can tell whether the cookie belongs to the account the body names.
    */
   readonly mayBeKnownDevice: (request: FastifyRequest) => boolean;
+  /**
+   * Whether a request is a repeat (src/rate-limit/policy.ts, RoutePlan): on a plan with `repeats:
+   * 'free'` it is shown the budget and spends none of it. Asked in the route's onRequest hook, so
+   * what tells it must have run before (the Idempotency-Key's claim, registered first).
+   */
+  readonly isRepeat?: (request: FastifyRequest) => boolean;
 }
 
 /**
@@ -193,7 +199,15 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
         case 'controls': {
           // Policy routes list one control each; a route with several would consume them in order.
           const { control } = engine.controls[plan.controls[0]!];
-          return (request) => engine.consume(control.name, keyFor(control, request.caller)!);
+          const isRepeat = options.isRepeat;
+          if (plan.repeats !== 'free' || !isRepeat)
+            return (request) => engine.consume(control.name, keyFor(control, request.caller)!);
+          // A repeat's headers show the budget as it is, and it goes on even when the budget is spent.
+          return (request) => {
+            const key = keyFor(control, request.caller)!;
+            if (!isRepeat(request)) return engine.consume(control.name, key);
+            return then(engine.peek(control.name, key), (verdict) => ({ ...verdict, refused: false }));
+          };
         }
         case 'generic': {
           const authenticated = engine.controls[plan.authenticated].control;

@@ -34,7 +34,8 @@ export interface ApiClientOptions {
   readonly cookieJar?: CookieJar;
   /**
    * Default for GET calls: `true` or a policy to wait `Retry-After` and retry once. Off by default
-   * for a 429; on by default for a 503 with Retry-After (`false` turns both off).
+   * for a 429; on by default for a 503 with Retry-After (`false` turns both off). A keyed bulk
+   * reassignment's own retries (`bulkReassign`) follow the policy's `maxWaitSeconds`, and `false`.
    */
   readonly retry?: boolean | RetryPolicy;
   /** Told every rate-limit state a response reports, successes and 429s alike. */

@@ -213,12 +213,21 @@ function openPostgres(url: string, statementTimeoutMs: number): Database {
   const withConnection = async <T>(work: (connection: Queryable) => Promise<T>): Promise<T> => {
     const client = await guarded(() => pool.connect());
     let broken = false;
+    // A checked-out client is ours alone: the pool stops listening to its errors, and one that
+    // comes between two statements (a server shutting down ends every session) would otherwise be
+    // an 'error' event nobody handles, which ends the process. The next statement then fails.
+    const onError = (error: Error) => {
+      broken = true;
+      if (isUnavailable(error)) availability.failed(error);
+    };
+    client.on('error', onError);
     try {
       return await work({ query: run(client) });
     } catch (error) {
-      broken = error instanceof DatabaseUnavailableError && !isStatementTimeout(error.cause);
+      broken ||= error instanceof DatabaseUnavailableError && !isStatementTimeout(error.cause);
       throw error;
     } finally {
+      client.removeListener('error', onError);
       // A connection that broke (or still runs a statement the client gave up on) is destroyed.
       client.release(broken);
     }

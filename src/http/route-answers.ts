@@ -261,7 +261,14 @@ function idempotencyHeaders(status: number): Record<string, unknown> {
         required: false,
       }),
     };
-  if (status === 409) return { 'Retry-After': RETRY_AFTER };
+  if (status === 409)
+    return {
+      'Retry-After': header({
+        schema: { type: 'integer', enum: [IN_FLIGHT_RETRY_AFTER] },
+        description: 'Seconds to wait before sending the same request with the same key again.',
+        required: true,
+      }),
+    };
   return {};
 }
 

@@ -39,6 +39,7 @@ import { portalPlugin } from './http/plugins/portal.ts';
 import { rateLimitPlugin } from './http/plugins/rate-limit.ts';
 import { securityHeadersPlugin } from './http/plugins/security-headers.ts';
 import { sessionPlugin } from './http/plugins/session.ts';
+import { ReadinessState } from './http/readiness.ts';
 import { RequestLogController } from './http/request-log.ts';
 import { adminRoutes } from './http/routes/admin.ts';
 import { authRoutes } from './http/routes/auth.ts';
@@ -151,7 +152,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     // Challenges live with the budgets (Redis when the fleet shares one): any instance takes them.
     ceremonies: new PasskeyCeremonies(stack.store),
     securityEvents,
-    readiness: stack.readiness,
+    // The database and the store stack's checks (Redis), shared by /readyz and /metrics.
+    readiness: new ReadinessState(db, stack.readiness, clock),
   };
 
   const trustProxy = config.trustProxy;
@@ -222,11 +224,17 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(rateLimitPlugin, {
     engine: services.rateLimit,
     ipv6Prefix: config.rateLimits.ipv6Prefix,
+    trustedNetworks: config.rateLimits.trustedNetworks,
     events: services.securityEvents,
     mayBeKnownDevice: (request) => services.devices.read(request.cookies[DEVICE_COOKIE]) !== null,
     isRepeat,
   });
-  await app.register(metricsPlugin, { stack, loginGate, workChallenges: services.workChallenges });
+  await app.register(metricsPlugin, {
+    stack,
+    loginGate,
+    workChallenges: services.workChallenges,
+    readiness: services.readiness,
+  });
   await app.register(csrfPlugin, { secret: config.sessionSecret, config });
   await app.register(authorizationPlugin);
   await registerDocs(app);

@@ -8,6 +8,7 @@ import { BUDGET_FORM, parseBudget } from './rate-limit/budget.ts';
 import { parseTrustProxy, type TrustProxy } from './rate-limit/client-ip.ts';
 import { CONTROL_NAMES, type ControlName, type PolicyLimits } from './rate-limit/policy.ts';
 import type { RedisSettings, StoreFailureMode } from './rate-limit/stores/store.ts';
+import { parseTrustedNetworks } from './rate-limit/trusted-networks.ts';
 
 export interface Config {
   readonly env: 'development' | 'production' | 'test';
@@ -59,6 +60,8 @@ export interface Config {
   readonly rateLimits: PolicyLimits & {
     readonly ipv6Prefix: number;
     readonly storeFailure: StoreFailureMode;
+    /** Networks whose clients skip the per-address controls (RATE_LIMIT_TRUSTED_NETWORKS; none by default). */
+    readonly trustedNetworks: readonly string[];
   };
   /** The gate in front of every password check at login (contract §11). */
   readonly loginGate: {
@@ -217,6 +220,12 @@ export function loadConfig(env: Env = process.env): Config {
       loginIp: read('RATE_LIMIT_LOGIN_IP', '100/15m', parseBudget, BUDGET_FORM),
       loginDevice: read('RATE_LIMIT_LOGIN_DEVICE', '10/15m', parseBudget, BUDGET_FORM),
       ipv6Prefix: read('RATE_LIMIT_IPV6_PREFIX', '64', integerIn(1, 128), 'an integer from 1 to 128'),
+      trustedNetworks: read(
+        'RATE_LIMIT_TRUSTED_NETWORKS',
+        '',
+        parseTrustedNetworks,
+        'a comma list of IPv4/IPv6 addresses and CIDRs (e.g. 203.0.113.7, 2001:db8:1::/48), or empty for none',
+      ),
       storeFailure: read(
         'RATE_LIMIT_STORE_FAILURE',
         'local',

@@ -82,10 +82,16 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   }
 }
 
+/** Whether `dataDir` holds an embedded database already (a server has started on it), without touching it. */
+export function holdsEmbeddedDatabase(dataDir: string): boolean {
+  return existsSync(path.join(dataDir, 'PG_VERSION'));
+}
+
 /**
  * PGlite's start parameters plus a small memory footprint: PostgreSQL's defaults size shared
  * buffers for a server of its own (128 MB, all touched at start), where the embedded database of
- * one process serves a few hundred rows. These keep the process near 200 MB instead of 700.
+ * one process serves a few hundred rows. These keep the process's memory a fraction of what the
+ * defaults take (measured: BENCHMARKS.md).
  */
 export function pgliteOptions(): { startParams: string[] } {
   return {
@@ -117,7 +123,7 @@ const PARTIAL = '.template-copy';
  * Without a template (no build yet) PGlite runs initdb itself, as before.
  */
 async function seedDataDirFromTemplate(dataDir: string): Promise<void> {
-  if (existsSync(path.join(dataDir, 'PG_VERSION'))) return;
+  if (holdsEmbeddedDatabase(dataDir)) return;
   if (!existsSync(path.join(PGLITE_TEMPLATE_DIR, 'PG_VERSION'))) return;
   const stage = path.join(dataDir, PARTIAL);
   const present = (await readdir(dataDir)).filter((entry) => entry !== LOCK_SOCKET);

@@ -16,7 +16,7 @@ import type { PasskeysRepository } from '../db/repositories/passkeys.ts';
 import type { TasksRepository } from '../db/repositories/tasks.ts';
 import type { UsersRepository } from '../db/repositories/users.ts';
 import type { RateLimitEngine } from '../rate-limit/engine.ts';
-import type { ReadinessCheck } from '../rate-limit/stores/store.ts';
+import type { ReadinessState } from './readiness.ts';
 
 export interface Services {
   readonly config: Config;
@@ -42,6 +42,6 @@ export interface Services {
   readonly ceremonies: PasskeyCeremonies;
   /** Where locks, admin resets and refused known devices are recorded (a SecurityEventSink) and read back. */
   readonly securityEvents: SecurityEventLog;
-  /** Extra readiness checks (the Redis store adds its own); each answers a dependency's state. */
-  readonly readiness: readonly ReadinessCheck[];
+  /** The dependencies' state, looked at once a second at most: /readyz answers it, /metrics shows it. */
+  readonly readiness: ReadinessState;
 }

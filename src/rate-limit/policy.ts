@@ -27,12 +27,21 @@ export interface Caller {
   readonly deviceId: string | null;
   /** The client address key (IPv6 by prefix), worked out only when a control needs it. */
   ipKey(): string;
+  /**
+   * Whether the client address is in RATE_LIMIT_TRUSTED_NETWORKS (an office behind one NAT
+   * address): then the controls keyed by the address alone do not apply (`keyFor`).
+   */
+  inTrustedNetwork(): boolean;
 }
 
 export interface Control {
   readonly name: ControlName;
   readonly code: ErrorCode;
-  /** What the key is made of: the user id, the client IP (IPv6 by prefix), the account's email, the device id. */
+  /**
+   * What the key is made of: the user id, the client IP (IPv6 by prefix), the account's email, the
+   * device id. `ip` is a per-address control: a caller in a trusted network has no key under it, so
+   * it does not apply to them (docs/rules.md#rate-limits); every other key holds for everyone.
+   */
   readonly key: 'user-else-ip' | 'user' | 'ip' | 'account' | 'device';
   /** What spends the budget: every request on the route, or only failed credential checks. */
   readonly counts: 'every-request' | 'failed-logins';
@@ -144,7 +153,8 @@ export function keyFor(control: Control, caller: Caller): string | null {
     case 'user-else-ip':
       return caller.userId !== null ? `u${caller.userId}` : `ip${caller.ipKey()}`;
     case 'ip':
-      return caller.ipKey();
+      // Per address alone: a trusted network's callers share one address, so they skip it.
+      return caller.inTrustedNetwork() ? null : caller.ipKey();
     case 'account':
       return caller.account;
     case 'device':
@@ -162,6 +172,7 @@ export function callerWith(
     account: parts.account === undefined ? caller.account : parts.account,
     deviceId: parts.deviceId === undefined ? caller.deviceId : parts.deviceId,
     ipKey: () => caller.ipKey(),
+    inTrustedNetwork: () => caller.inTrustedNetwork(),
   };
 }
 

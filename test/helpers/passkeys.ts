@@ -1,7 +1,7 @@
 // Passkey steps over HTTP for the tests: register one on a signed-in browser, sign in with one.
 import assert from 'node:assert/strict';
+import { type CreationOptions, SoftAuthenticator } from '../../bench/lib/soft-authenticator.ts';
 import type { Response, TestClient } from './app.ts';
-import { type CreationOptions, SoftAuthenticator } from './authenticator.ts';
 
 type GetSettings = Parameters<SoftAuthenticator['get']>[1];
 

@@ -1,10 +1,10 @@
 // Contract §14 over HTTP: registering, managing and signing in with passkeys, against a software authenticator.
 import assert from 'node:assert/strict';
 import { after, describe, it, type TestContext } from 'node:test';
+import { FLAGS, SoftAuthenticator } from '../../bench/lib/soft-authenticator.ts';
 import { DEVICE_COOKIE } from '../../src/auth/devices.ts';
 import { SESSION_COOKIE } from '../../src/http/plugins/session.ts';
 import { createTestApp, type TestApp, type TestAppOptions } from '../helpers/app.ts';
-import { FLAGS, SoftAuthenticator } from '../helpers/authenticator.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
 import { assertError } from '../helpers/http.ts';
 import {

@@ -193,6 +193,32 @@ describe('loadConfig rate-limit budgets', () => {
     }
   });
 
+  it('reads RATE_LIMIT_TRUSTED_NETWORKS as addresses and CIDRs of both families, none by default', () => {
+    assert.deepEqual(loadConfig({}).rateLimits.trustedNetworks, []);
+    assert.deepEqual(
+      loadConfig({ RATE_LIMIT_TRUSTED_NETWORKS: ' 203.0.113.7, 198.51.100.0/24 ,2001:db8:1::/48,::1' })
+        .rateLimits.trustedNetworks,
+      ['203.0.113.7', '198.51.100.0/24', '2001:db8:1::/48', '::1'],
+    );
+    for (const bad of [
+      'office',
+      '203.0.113.0/33',
+      '2001:db8::/129',
+      '203.0.113.0/',
+      '203.0.113.0/0x8',
+      '203.0.113.0/8/9',
+      '203.0.113.7,,198.51.100.1',
+      '203.0.113',
+    ]) {
+      const problems = problemsOf({ RATE_LIMIT_TRUSTED_NETWORKS: bad });
+      assert.equal(problems.length, 1, bad);
+      assert.match(
+        problems[0]!,
+        /^RATE_LIMIT_TRUSTED_NETWORKS=".*" is invalid: expected a comma list of IPv4\/IPv6 addresses and CIDRs/,
+      );
+    }
+  });
+
   it('reports several invalid variables in one error', () => {
     const problems = problemsOf({
       RATE_LIMIT_BULK: 'x',

@@ -35,6 +35,12 @@ export interface FailoverStoreOptions {
    * request.
    */
   readonly retryAfterMs?: number;
+  /**
+   * Why the remote store is taken for unavailable from the start (it did not answer while the
+   * instance started): the store is degraded from its first moment, says so in its one log line
+   * and probes every retry interval, without waiting for a request to find out (docs/rules.md#deployment).
+   */
+  readonly unavailableAtStart?: string;
 }
 
 type Operation = RemoteErrorEvent['operation'];
@@ -70,6 +76,8 @@ export class FailoverStore implements RateLimitStore {
     this.clock = options.clock;
     this.log = options.log;
     this.retryAfterMs = options.retryAfterMs ?? 1000;
+    if (options.unavailableAtStart !== undefined)
+      this.markDown('ping', new StoreUnavailableError(options.unavailableAtStart));
   }
 
   get degraded(): boolean {

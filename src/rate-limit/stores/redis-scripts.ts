@@ -21,8 +21,8 @@ import { StoreUnavailableError } from './store.ts';
  * The decide and release scripts are written per window shape (shapeScripts): the shape's numbers
  * are constants of the text, so a decision sends the key alone (and a test clock's time). Each
  * argument costs the client a length, five string joins and its share of the flattened command
- * (ioredis' Command.toWritable): seven fewer arguments were 11 k instructions a request
- * (docs/architecture.md).
+ * (ioredis' Command.toWritable), so fewer arguments are fewer instructions a request (measured:
+ * docs/architecture.md).
  */
 /** Part of every key: a deployment whose code stores another layout must not read this one. */
 export const LAYOUT_VERSION = `v3.${BUCKETS}`;
@@ -386,7 +386,7 @@ export function parseDecision(reply: unknown, shape: WindowShape, consume: boole
  * The decide reply's fields, or null: exactly four comma-separated integers, each an optional
  * minus and 1 to 16 digits and a safe integer, nothing else (not '', ' 1' or '1e3', which Number() would take).
  * One pass over the characters: this runs once per request on Redis, where splitting the reply
- * and testing each field with a regular expression cost 4 k instructions.
+ * and testing each field with a regular expression cost more (measured: BENCHMARKS.md).
  */
 function readFields(reply: string): number[] | null {
   const fields: number[] = [];

@@ -1,42 +1,44 @@
-// The flood's passkey scenario (contract §14): the owner signs in with her passkey from a new browser every second.
+// The flood's passkey companion (docs/rules.md#passkeys): the owner signs in with her passkey from a new browser every second.
 // bench/passkey-quiet.ts measures the same sign-in without a flood.
-import { SoftAuthenticator } from '../test/helpers/authenticator.ts';
+import { type CreationOptions, SoftAuthenticator } from '../lib/soft-authenticator.ts';
 import {
+  ALICE,
   type Answer,
   Browser,
   type FloodCompanion,
   type OwnerFigures,
   outcome,
+  PASSWORD,
   percentiles,
-} from './flood.ts';
-
-const OWNER = 'alice@example.com';
-const PASSWORD = 'demo-password';
+  tally,
+} from './kit.ts';
 
 /** The owner's passkey, registered on a signed-in browser; the authenticator keeps it. */
 export async function ownersPasskey(port: number): Promise<SoftAuthenticator> {
   const authenticator = new SoftAuthenticator(`http://127.0.0.1:${port}`);
   const browser = new Browser(port);
   await browser.csrf();
-  if ((await browser.login(OWNER, PASSWORD)).status !== 200) throw new Error('the owner could not sign in');
-  const options = await browser.post('/api/auth/passkeys/registration-options');
-  const response = authenticator.create(JSON.parse(options.body));
-  const created = await browser.post('/api/auth/passkeys', { name: 'Bench', response });
-  if (created.status !== 201)
-    throw new Error(`the passkey was not registered: ${created.status} ${created.body}`);
+  if ((await browser.login(ALICE, PASSWORD)).status !== 200) throw new Error('the owner could not sign in');
+  const created = await browser.addPasskey('Bench', (options) =>
+    authenticator.create(options as unknown as CreationOptions),
+  );
+  if (created.status !== 201) throw new Error(`the passkey was not registered: ${outcome(created)}`);
   return authenticator;
 }
 
 /** A new browser (its CSRF token fetched untimed), then options and sign-in: what is timed. */
-export async function signInFromNewBrowser(port: number, authenticator: SoftAuthenticator) {
+export async function signInFromNewBrowser(
+  port: number,
+  authenticator: SoftAuthenticator,
+): Promise<{ answer: Answer; ms: number; loginMs: number }> {
   const browser = new Browser(port);
   await browser.csrf();
   const t0 = performance.now();
-  const options = await browser.post('/api/auth/passkey/options');
-  if (options.status !== 200) return { answer: options, ms: performance.now() - t0, loginMs: 0 };
-  const response = authenticator.get(JSON.parse(options.body));
+  const { answer: asked, options } = await browser.passkeyOptions();
+  if (asked.status !== 200) return { answer: asked, ms: performance.now() - t0, loginMs: 0 };
+  const response = authenticator.get(options as unknown as { challenge: string });
   const t1 = performance.now();
-  const answer: Answer = await browser.post('/api/auth/passkey/login', { response });
+  const answer = await browser.passkeySignIn(response);
   const t2 = performance.now();
   return { answer, ms: t2 - t0, loginMs: t2 - t1 };
 }
@@ -57,9 +59,9 @@ export const passkeyCompanion: FloodCompanion = {
       try {
         const { answer, ms } = await signInFromNewBrowser(port, authenticator!);
         latencies.push(ms);
-        byStatus[outcome(answer)] = (byStatus[outcome(answer)] ?? 0) + 1;
+        tally(byStatus, outcome(answer));
       } catch {
-        byStatus['no answer'] = (byStatus['no answer'] ?? 0) + 1;
+        tally(byStatus, 'no answer');
       }
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - performance.now())));
     }

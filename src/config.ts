@@ -219,6 +219,7 @@ export function loadConfig(env: Env = process.env): Config {
       loginAccount: read('RATE_LIMIT_LOGIN_ACCOUNT', '10/15m', parseBudget, BUDGET_FORM),
       loginIp: read('RATE_LIMIT_LOGIN_IP', '100/15m', parseBudget, BUDGET_FORM),
       loginDevice: read('RATE_LIMIT_LOGIN_DEVICE', '10/15m', parseBudget, BUDGET_FORM),
+      passkeyOptions: read('RATE_LIMIT_PASSKEY_OPTIONS', '30/1m', parseBudget, BUDGET_FORM),
       ipv6Prefix: read('RATE_LIMIT_IPV6_PREFIX', '64', integerIn(1, 128), 'an integer from 1 to 128'),
       trustedNetworks: read(
         'RATE_LIMIT_TRUSTED_NETWORKS',

@@ -12,6 +12,12 @@ export const MIN_PASSWORD_LENGTH = 12;
 /** The most passkeys one account may hold (more: 422 PASSKEY_LIMIT, contract §14). */
 export const PASSKEYS_MAX = 10;
 
+/**
+ * Proved-work challenges are issued in series of at most this many slots, one bit of the claim
+ * record each (docs/rules.md#proved-work): a series' record is at most an eighth of this in bytes.
+ */
+export const WORK_SERIES_SLOTS = 1 << 22;
+
 /** A passkey's name: 1 to this many characters. */
 export const PASSKEY_NAME_MAX = 64;
 

@@ -248,11 +248,13 @@ export const START_ENV = {
   NODE_COMPILE_CACHE: 'node_modules/.cache/node-compile',
 };
 
-/** A started server: its pid, its peak RSS so far, and how to stop it. */
+/** A started server: its pid, its peak RSS so far, its heap now, and how to stop it. */
 export interface FloodServer {
   readonly pid: number;
   readonly port: number;
   peakRssMb(): number;
+  /** The server's V8 heap in use (MB), from its /metrics; null when it does not say. */
+  heapUsedMb(): Promise<number | null>;
   stop(): Promise<void>;
 }
 
@@ -262,6 +264,7 @@ export interface FloodServer {
  */
 export async function startServer(settings: FloodSettings): Promise<FloodServer> {
   const port = await freePort();
+  const metricsPort = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'flood-data-'));
   const child = spawn(process.execPath, ['src/server.ts'], {
     cwd: settings.serverDir,
@@ -272,9 +275,9 @@ export async function startServer(settings: FloodSettings): Promise<FloodServer>
       PORT: String(port),
       DATA_DIR: dataDir,
       TRUST_PROXY: '127.0.0.1',
-      // No metrics listener unless FLOOD_ENV asks: a second server on this host (or one the bench
-      // left) would otherwise stop at its fixed port.
-      METRICS_PORT: '0',
+      // The metrics listener on a free port (a fixed one could meet a server the bench left): the
+      // server's heap is read from it.
+      METRICS_PORT: String(metricsPort),
       ...settings.serverEnv,
     },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -307,7 +310,75 @@ export async function startServer(settings: FloodSettings): Promise<FloodServer>
     clearTimeout(force);
     rmSync(dataDir, { recursive: true, force: true });
   };
-  return { pid: child.pid!, port, peakRssMb, stop };
+  const heapUsedMb = async (): Promise<number | null> => {
+    const listener = Number(settings.serverEnv.METRICS_PORT ?? metricsPort);
+    if (listener === 0) return null;
+    const text = await (await fetch(`http://127.0.0.1:${listener}/metrics`)).text();
+    const bytes = /^nodejs_heap_size_used_bytes (\d+)/m.exec(text)?.[1];
+    return bytes === undefined ? null : Number(bytes) / 1048576;
+  };
+  return { pid: child.pid!, port, peakRssMb, heapUsedMb, stop };
+}
+
+/** One reading of the server's heap, `minutes` into the flood. */
+export interface HeapSample {
+  readonly minutes: number;
+  readonly mb: number;
+}
+
+/**
+ * The server's heap over the flood: its readings every HEAP_SAMPLE_MS, and their least-squares
+ * slope (MB a minute) over the readings after the first fifth of the run (the warm-up: caches
+ * filling, code compiled). V8 lets garbage build up between collections, so single readings swing;
+ * a heap that keeps what it served shows as a slope that does not go away as the run grows.
+ */
+export interface HeapTrend {
+  readonly samples: readonly HeapSample[];
+  readonly mbPerMinute: number | null;
+}
+
+const HEAP_SAMPLE_MS = 5000;
+
+/** Reads the heap every HEAP_SAMPLE_MS until `running()` is false. */
+export async function followHeap(
+  read: () => Promise<number | null>,
+  running: () => boolean,
+): Promise<HeapTrend> {
+  const started = performance.now();
+  const samples: HeapSample[] = [];
+  while (running()) {
+    try {
+      const mb = await read();
+      if (mb !== null) samples.push({ minutes: (performance.now() - started) / 60_000, mb: round(mb) });
+    } catch {
+      // a reading missed under load: the next one counts
+    }
+    await new Promise((resolve) => setTimeout(resolve, HEAP_SAMPLE_MS));
+  }
+  const settled = samples.slice(Math.floor(samples.length / 5));
+  return { samples, mbPerMinute: settled.length < 3 ? null : round(slope(settled), 2) };
+}
+
+/** The least-squares slope of mb against minutes. */
+function slope(samples: readonly HeapSample[]): number {
+  const n = samples.length;
+  const mx = samples.reduce((sum, s) => sum + s.minutes, 0) / n;
+  const my = samples.reduce((sum, s) => sum + s.mb, 0) / n;
+  let num = 0;
+  let den = 0;
+  for (const s of samples) {
+    num += (s.minutes - mx) * (s.mb - my);
+    den += (s.minutes - mx) ** 2;
+  }
+  return den === 0 ? 0 : num / den;
+}
+
+/** The heap's readings in a line: first, least and most, last, and the trend. */
+export function heapSummary({ samples, mbPerMinute }: HeapTrend): string {
+  if (samples.length === 0) return 'server heap: no readings';
+  const mbs = samples.map((s) => s.mb);
+  const trend = mbPerMinute === null ? 'too few readings for a trend' : `trend ${mbPerMinute} MB/min`;
+  return `server heap: ${samples.length} readings over ${samples.at(-1)!.minutes.toFixed(1)} min, first ${mbs[0]} MB, least ${Math.min(...mbs)} MB, most ${Math.max(...mbs)} MB, last ${mbs.at(-1)} MB; ${trend} (after the first fifth)`;
 }
 
 /** Runs an attackers' script in a process of its own at FLOOD_ATTACKER_NICE; resolves to the JSON it prints. */

@@ -18,6 +18,9 @@ import {
   cpuSeconds,
   type FloodCompanion,
   type FloodSettings,
+  followHeap,
+  type HeapTrend,
+  heapSummary,
   log,
   type OwnerFigures,
   outcome,
@@ -71,6 +74,8 @@ export interface FloodResults {
   /** Connections reset or refused, and requests that got no answer. */
   readonly transportErrors: number;
   readonly peakRssMb: number;
+  /** The server's heap over the flood, and its trend. */
+  readonly heap: HeapTrend;
 }
 
 /** The outside flood on a server of its own, `companions` beside its owners. */
@@ -112,6 +117,7 @@ export async function runFlood(
       String(settings.concurrency),
       String(settings.durationMs),
     ]);
+    const heap = followHeap(server.heapUsedMb, running);
     /** An owner's sign-in, timed, again and again with `pauseMs` between, until the flood ends. */
     const owner = async (
       figures: (typeof owners)['knownDevice'],
@@ -208,6 +214,7 @@ export async function runFlood(
       companions: Object.fromEntries((await beside).map((f, i) => [companions[i]!.name, f])),
       transportErrors,
       peakRssMb: round(peakRssMb),
+      heap: await heap,
     };
   } finally {
     await server.stop();
@@ -275,6 +282,7 @@ export function floodSummary(r: FloodResults): string {
       ([name, f]) => `${name}: ${f.requests} requests, ${p(f.latencyMs)} (${statuses(f.byStatus)})`,
     ),
     `peak RSS ${r.peakRssMb} MB; transport errors ${r.transportErrors}`,
+    heapSummary(r.heap),
     ...floodVerdicts(r).map((v) => `${v.held ? 'held  ' : 'MISSED'} ${v.target}`),
   ].join('\n');
 }

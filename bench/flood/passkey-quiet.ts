@@ -106,6 +106,8 @@ async function settledRss(): Promise<void> {
     ...process.env,
     NODE_ENV: 'development',
     HOST: '127.0.0.1',
+    // Each new browser says its own address, as against `npm start` in bench:flood.
+    TRUST_PROXY: '127.0.0.1',
     DATA_DIR: dataDir,
     METRICS_PORT: '0',
     SEED_DEMO: 'true',

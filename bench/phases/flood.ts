@@ -1,6 +1,6 @@
 // The flood phase of npm run bench: the flood bench (bench/flood/), its figures and targets as Markdown.
 import { floodSettings, runFloodBench } from '../flood/index.ts';
-import type { ScenarioResults } from '../flood/kit.ts';
+import { heapSummary, type ScenarioResults } from '../flood/kit.ts';
 import { type FloodResults, floodVerdicts } from '../flood/outside.ts';
 import { onAllCores } from '../lib/machine.ts';
 import type { Phase } from '../lib/phase.ts';
@@ -89,6 +89,8 @@ export function floodMarkdown(r: FloodResults): string {
     '',
     `Attempts ${r.attack.perSecond}/s, ${(r.attack.shedShare * 100).toFixed(1)} % shed; password checks ${r.checksPerSecond}/s under the flood against ${r.machineChecksPerSecond}/s on the machine alone (${r.machineChecksRange.join('–')} before and after), ${r.machineChecksLeftPerSecond}/s of it left by the load generators' ${r.loadGeneratorCores} cores; ` +
       `server peak RSS ${r.peakRssMb} MB; load average (1 min) ${r.load.before.toFixed(2)} before, ${r.load.after.toFixed(2)} after.`,
+    '',
+    `${heapSummary(r.heap)}.`,
     '',
     guardTable(
       floodVerdicts(r).map((v) => ({ target: v.target, measured: v.measured, met: v.held })),

@@ -11,6 +11,7 @@ export const CONTROL_NAMES = [
   'login-account',
   'login-ip',
   'login-device',
+  'passkey-options',
 ] as const;
 
 export type ControlName = (typeof CONTROL_NAMES)[number];
@@ -58,6 +59,7 @@ export interface PolicyLimits {
   readonly loginAccount: Budget;
   readonly loginIp: Budget;
   readonly loginDevice: Budget;
+  readonly passkeyOptions: Budget;
   /** The controls in shadow mode (RATE_LIMIT_SHADOW): they decide and count, but never refuse. */
   readonly shadow: readonly ControlName[];
 }
@@ -111,6 +113,16 @@ export const CONTROLS: Readonly<Record<ControlName, Control>> = {
     counts: 'failed-logins',
     reportedFor: 'known-device',
     budget: (l) => l.loginDevice, // RATE_LIMIT_LOGIN_DEVICE, default 10/15m
+  },
+  // Each passkey sign-in's options keep a challenge: a budget per address, so no one address fills
+  // the store of challenges (docs/rules.md#passkeys). Its 429 is the login's.
+  'passkey-options': {
+    name: 'passkey-options',
+    code: 'LOGIN_RATE_LIMIT',
+    key: 'ip',
+    counts: 'every-request',
+    reportedFor: 'everyone',
+    budget: (l) => l.passkeyOptions, // RATE_LIMIT_PASSKEY_OPTIONS, default 30/1m
   },
 };
 
@@ -201,7 +213,8 @@ export function controlsFor(caller: Caller): { name: ControlName; key: string }[
  *   change nothing (it is answered the stored answer, 409 or 422), so one key is charged once;
  * - `login`: only the login-failure controls, checked before the password, spent by failures:
  *   `knownDevice` for an attempt with a valid device cookie for the submitted account, else
- *   `unknownDevice`, each in the order checked;
+ *   `unknownDevice`, each in the order checked; `failuresAlsoCount`: controls a failure is counted
+ *   against too, which never refuse an attempt of this route;
  * - `exempt`: no control at all;
  * - `generic`: the generic bucket of the caller's state (per user when signed in, else per IP).
  */
@@ -211,6 +224,7 @@ export type RoutePlan =
       readonly kind: 'login';
       readonly unknownDevice: readonly ControlName[];
       readonly knownDevice: readonly ControlName[];
+      readonly failuresAlsoCount?: readonly ControlName[];
     }
   | { readonly kind: 'exempt' }
   | { readonly kind: 'generic'; readonly authenticated: ControlName; readonly unauthenticated: ControlName };
@@ -225,14 +239,16 @@ export const ROUTE_PLANS: Readonly<Record<string, RoutePlan>> = {
     knownDevice: ['login-device'],
   },
   'GET /api/rate-limits': { kind: 'exempt' }, // reads the caller's budgets, never spends them
-  // Contract §14: a passkey sign-in is on the login entry path. Its options spend nothing (a
-  // challenge is no check); its failures count like a wrong password's, by address and, when the
-  // credential names one, by account. A device cookie changes nothing: there is no password to guess.
-  'POST /api/auth/passkey/options': { kind: 'exempt' },
+  'POST /api/auth/passkey/options': { kind: 'controls', controls: ['passkey-options'] },
+  // A passkey sign-in is on the login entry path (docs/rules.md#passkeys). Its failures count like
+  // a wrong password's, by address and, when the credential names one, against the account's
+  // password sign-ins; but only the address refuses it: a passkey cannot be guessed, so others'
+  // wrong passwords must not lock it. A device cookie changes nothing: there is no password to guess.
   'POST /api/auth/passkey/login': {
     kind: 'login',
-    unknownDevice: ['login-ip', 'login-account'],
+    unknownDevice: ['login-ip'],
     knownDevice: [],
+    failuresAlsoCount: ['login-account'],
   },
 };
 

@@ -263,6 +263,8 @@ describe('the README and the docs, run as written', () => {
       '3001': String(port1),
       '3002': String(port2),
       'METRICS_PORT=9465': `METRICS_PORT=${metrics2}`,
+      // The block runs in the repository (npm start); its cookie jar goes to a folder of the test's.
+      ' jar ': ` ${join(await temporaryDir(), 'jar')} `,
     });
     const list = steps(block);
     const outputs = await run(list, {

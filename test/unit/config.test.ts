@@ -39,6 +39,7 @@ describe('loadConfig defaults', () => {
       loginAccount,
       loginIp,
       loginDevice,
+      passkeyOptions,
       ipv6Prefix,
       storeFailure,
     } = config.rateLimits;
@@ -49,6 +50,7 @@ describe('loadConfig defaults', () => {
     assert.deepEqual(loginAccount, { limit: 10, windowMs: fifteenMinutes });
     assert.deepEqual(loginIp, { limit: 100, windowMs: fifteenMinutes });
     assert.deepEqual(loginDevice, { limit: 10, windowMs: fifteenMinutes });
+    assert.deepEqual(passkeyOptions, { limit: 30, windowMs: 60_000 });
     assert.equal(ipv6Prefix, 64);
     assert.equal(storeFailure, 'local');
     assert.equal(config.idempotencyTtlMs, 24 * 3_600_000);
@@ -131,6 +133,7 @@ describe('loadConfig rate-limit budgets', () => {
     RATE_LIMIT_LOGIN_ACCOUNT: 'loginAccount',
     RATE_LIMIT_LOGIN_IP: 'loginIp',
     RATE_LIMIT_LOGIN_DEVICE: 'loginDevice',
+    RATE_LIMIT_PASSKEY_OPTIONS: 'passkeyOptions',
   } as const;
 
   it('reads <count>/<duration> with the units ms, s, m and h', () => {

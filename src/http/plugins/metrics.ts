@@ -48,6 +48,16 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
     // One registry per app: tests build many apps in one process, and their series must not mix.
     // No default process metrics: prom-client's collectors install observers that are never removed.
     const registry = new Registry();
+    // The V8 heap in use, read at each scrape (no observer): a flood of any length holds it flat
+    // (docs/rules.md#proved-work), and `npm run bench:flood` follows its trend from here.
+    new Gauge({
+      name: 'nodejs_heap_size_used_bytes',
+      help: 'The V8 heap in use (process.memoryUsage().heapUsed), read at each scrape.',
+      registers: [registry],
+      collect() {
+        this.set(process.memoryUsage().heapUsed);
+      },
+    });
     const requests = new Counter({
       name: 'http_requests_total',
       help: 'HTTP requests answered, by method, route pattern and status code.',

@@ -15,6 +15,10 @@ import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
 import { ClientsRepository } from './db/repositories/clients.ts';
+import {
+  IDEMPOTENCY_KEY_PURGE_INTERVAL_MS,
+  IdempotencyKeysRepository,
+} from './db/repositories/idempotency-keys.ts';
 import { PasskeysRepository } from './db/repositories/passkeys.ts';
 import { SecurityEventsRepository } from './db/repositories/security-events.ts';
 import { SessionsRepository } from './db/repositories/sessions.ts';
@@ -26,6 +30,7 @@ import { csrfPlugin } from './http/plugins/csrf.ts';
 import { databaseOutagePlugin } from './http/plugins/database-outage.ts';
 import { registerDocs } from './http/plugins/docs.ts';
 import { clientErrorHandler, frameworkErrors, registerErrorHandlers } from './http/plugins/error-handler.ts';
+import { idempotencyPlugin, isRepeat } from './http/plugins/idempotency.ts';
 import { metricsPlugin } from './http/plugins/metrics.ts';
 import { portalPlugin } from './http/plugins/portal.ts';
 import { rateLimitPlugin } from './http/plugins/rate-limit.ts';
@@ -137,6 +142,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     db,
     users,
     tasks: new TasksRepository(db),
+    idempotencyKeys: new IdempotencyKeysRepository(db),
     clients: new ClientsRepository(db),
     sessions: new SessionService(sessionsRepository, {
       secret: config.sessionSecret,
@@ -189,9 +195,15 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     (error) => app.log.error({ err: error }, 'session purge failed'),
     SESSION_PURGE_INTERVAL_MS,
   );
+  const idempotencyKeyPurge = schedulePurge(
+    () => services.idempotencyKeys.deleteExpired(clock.now()),
+    (error) => app.log.error({ err: error }, 'idempotency key purge failed'),
+    IDEMPOTENCY_KEY_PURGE_INTERVAL_MS,
+  );
   app.addHook('onClose', async () => {
     login.close();
     await sessionPurge.stop();
+    await idempotencyKeyPurge.stop();
     await securityEventPurge.stop();
     await services.securityEvents.flush();
     await stack.close();
@@ -205,10 +217,18 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(securityHeadersPlugin);
   await app.register(fastifyCookie);
   await app.register(sessionPlugin, { sessions: services.sessions });
+  // Before the limiter: a repeat of a key (held or answered) is shown its budget without spending it.
+  await app.register(idempotencyPlugin, {
+    keys: services.idempotencyKeys,
+    clock,
+    ttlMs: config.idempotencyTtlMs,
+    holdCommittedAnswers: config.testHooks.holdCommittedAnswers,
+  });
   await app.register(rateLimitPlugin, {
     engine: services.rateLimit,
     ipv6Prefix: config.rateLimits.ipv6Prefix,
     trustedNetworks: config.rateLimits.trustedNetworks,
+    isRepeat,
   });
   await app.register(metricsPlugin, { stack, login, readiness: services.readiness });
   await app.register(csrfPlugin, { secret: config.sessionSecret, config });

@@ -47,6 +47,15 @@ export interface Config {
   readonly instanceId: string;
   /** How long security events are kept before the purge deletes them. */
   readonly securityEventRetentionMs: number;
+  /** How long a bulk reassignment's stored answer is replayed under its Idempotency-Key (IDEMPOTENCY_TTL). */
+  readonly idempotencyTtlMs: number;
+  /**
+   * Hooks only tests may turn on (NODE_ENV=test; under any other NODE_ENV setting one stops the
+   * start). `holdCommittedAnswers` (TEST_HOLD_COMMITTED_ANSWERS=1): a keyed bulk reassignment
+   * whose transaction committed logs `idempotency test hook: answer held` and never answers, so a
+   * test can kill the process between the commit and the answer.
+   */
+  readonly testHooks: { readonly holdCommittedAnswers: boolean };
   /** The policy's budgets and shadow list, and how clients and a failing store are treated. */
   readonly rateLimits: PolicyLimits & {
     readonly ipv6Prefix: number;
@@ -199,6 +208,10 @@ export function loadConfig(env: Env = process.env): Config {
       'up to 128 letters, digits, _ : . @ / -',
     ),
     securityEventRetentionMs: read('SECURITY_EVENT_RETENTION', '90d', parseDuration, DURATION_FORM),
+    idempotencyTtlMs: read('IDEMPOTENCY_TTL', '24h', parseDuration, DURATION_FORM),
+    testHooks: {
+      holdCommittedAnswers: read('TEST_HOLD_COMMITTED_ANSWERS', 'false', boolean, 'true or false'),
+    },
     rateLimits: {
       bulk: read('RATE_LIMIT_BULK', '30/15m', parseBudget, BUDGET_FORM),
       authenticated: read('RATE_LIMIT_AUTHENTICATED', '1000/15m', parseBudget, BUDGET_FORM),
@@ -261,6 +274,8 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(
       `METRICS_PORT=${config.port} is PORT too: expected another port, or 0 for no metrics listener`,
     );
+  if (config.testHooks.holdCommittedAnswers && nodeEnv !== 'test')
+    problems.push('TEST_HOLD_COMMITTED_ANSWERS is a test hook: expected it unset unless NODE_ENV=test');
   if (config.redis.url && config.redis.clusterNodes)
     problems.push(
       'REDIS_URL and REDIS_CLUSTER_NODES are both set: expected one of them (a server or a cluster)',

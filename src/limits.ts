@@ -20,3 +20,13 @@ export const WORK_SERIES_SLOTS = 1 << 22;
 
 /** A passkey's name: 1 to this many characters. */
 export const PASSKEY_NAME_MAX = 64;
+
+/** An Idempotency-Key is 1 to this many printable ASCII characters (more: 400 IDEMPOTENCY_KEY_INVALID). */
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
+
+/**
+ * How long a request may take to arrive (Node's `server.requestTimeout`, set in src/server.ts), and
+ * so the longest an Idempotency-Key's in-flight mark blocks a repeat: a mark older than this
+ * belongs to a request no instance is still working on (its process died before answering).
+ */
+export const REQUEST_TIMEOUT_MS = 30_000;

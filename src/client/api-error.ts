@@ -32,6 +32,9 @@ export const API_ERROR_CODES = [
   'REAUTH_REQUIRED',
   'PASSKEY_INVALID',
   'PASSKEY_LIMIT',
+  'IDEMPOTENCY_KEY_INVALID',
+  'IDEMPOTENCY_KEY_IN_FLIGHT',
+  'IDEMPOTENCY_KEY_REUSED',
 ] as const;
 
 /** A code the API itself answers with. */

@@ -8,6 +8,7 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { ClientsRepository } from '../db/repositories/clients.ts';
+import type { IdempotencyKeysRepository } from '../db/repositories/idempotency-keys.ts';
 import type { PasskeysRepository } from '../db/repositories/passkeys.ts';
 import type { TasksRepository } from '../db/repositories/tasks.ts';
 import type { UsersRepository } from '../db/repositories/users.ts';
@@ -21,6 +22,8 @@ export interface Services {
   readonly db: Database;
   readonly users: UsersRepository;
   readonly tasks: TasksRepository;
+  /** Bulk reassignments' Idempotency-Keys: in-flight marks and stored answers. */
+  readonly idempotencyKeys: IdempotencyKeysRepository;
   readonly clients: ClientsRepository;
   readonly sessions: SessionService;
   readonly passwords: PasswordChecker;

@@ -53,6 +53,19 @@ describe('loadConfig defaults', () => {
     assert.deepEqual(passkeyOptions, { limit: 30, windowMs: 60_000 });
     assert.equal(ipv6Prefix, 64);
     assert.equal(storeFailure, 'local');
+    assert.equal(config.idempotencyTtlMs, 24 * 3_600_000);
+    assert.deepEqual(config.testHooks, { holdCommittedAnswers: false });
+  });
+
+  it('accepts the test hook TEST_HOLD_COMMITTED_ANSWERS under NODE_ENV=test only', () => {
+    const held = { TEST_HOLD_COMMITTED_ANSWERS: 'true' };
+    assert.equal(loadConfig({ ...held, NODE_ENV: 'test' }).testHooks.holdCommittedAnswers, true);
+    for (const nodeEnv of ['development', 'production']) {
+      const problems = problemsOf({ ...held, NODE_ENV: nodeEnv, SESSION_SECRET: 'x'.repeat(32) });
+      assert.deepEqual(problems, [
+        'TEST_HOLD_COMMITTED_ANSWERS is a test hook: expected it unset unless NODE_ENV=test',
+      ]);
+    }
   });
 
   it('makes a random session secret in development, and says so', () => {
@@ -267,6 +280,7 @@ describe('loadConfig durations', () => {
     DEVICE_COOKIE_TTL: 'deviceCookieTtlMs',
     SESSION_CACHE_TTL: 'sessionCacheMs',
     SECURITY_EVENT_RETENTION: 'securityEventRetentionMs',
+    IDEMPOTENCY_TTL: 'idempotencyTtlMs',
   } as const;
 
   it('reads <integer><unit> with the units ms, s, m, h and d, each variable alike', () => {

@@ -4,7 +4,7 @@ import fp from 'fastify-plugin';
 import { normaliseEmail } from '../../email.ts';
 import { type ErrorCode, errorBody } from '../../errors.ts';
 import { addressKey } from '../../rate-limit/client-ip.ts';
-import { type RateLimitEngine, resetSeconds, type Verdict } from '../../rate-limit/engine.ts';
+import { type RateLimitEngine, resetSeconds, then, type Verdict } from '../../rate-limit/engine.ts';
 import {
   type Caller,
   keyFor,
@@ -35,6 +35,12 @@ export interface RateLimitPluginOptions {
    * (policy.ts' `keyFor`); every other control holds for them.
    */
   readonly trustedNetworks: readonly string[];
+  /**
+   * Whether a request is a repeat (src/rate-limit/policy.ts, RoutePlan): on a plan with `repeats:
+   * 'free'` it is shown the budget and spends none of it. Asked in the route's onRequest hook, so
+   * what tells it must have run before (the Idempotency-Key's claim, registered first).
+   */
+  readonly isRepeat?: (request: FastifyRequest) => boolean;
 }
 
 /**
@@ -149,10 +155,15 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
         case 'controls': {
           // Policy routes list one control each; a route with several would consume them in order.
           const { control } = engine.controls[plan.controls[0]!];
+          // Asked only where the plan spares repeats.
+          const isRepeat = plan.repeats === 'free' ? options.isRepeat : undefined;
           return (request) => {
             // No key: a per-address control and a caller in a trusted network; nothing applies.
             const key = keyFor(control, request.caller);
-            return key === null ? null : engine.consume(control.name, key);
+            if (key === null) return null;
+            if (!isRepeat?.(request)) return engine.consume(control.name, key);
+            // A repeat's headers show the budget as it is, and it goes on even when the budget is spent.
+            return then(engine.peek(control.name, key), (verdict) => ({ ...verdict, refused: false }));
           };
         }
         case 'generic': {

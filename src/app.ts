@@ -36,6 +36,7 @@ import { securityHeadersPlugin } from './http/plugins/security-headers.ts';
 import { sessionPlugin } from './http/plugins/session.ts';
 import { RequestLogController } from './http/request-log.ts';
 import { adminRoutes } from './http/routes/admin.ts';
+import { adminPasskeyRoutes } from './http/routes/admin-passkeys.ts';
 import { authRoutes } from './http/routes/auth.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { loginPressureRoutes } from './http/routes/login-pressure.ts';
@@ -220,6 +221,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     taskRoutes,
     rateLimitRoutes,
     adminRoutes,
+    adminPasskeyRoutes,
     loginPressureRoutes,
     securityEventRoutes,
     healthRoutes,

@@ -6,6 +6,7 @@ import type { WorkSolution } from '../../auth/work-challenges.ts';
 import { accountMaySignIn } from '../../db/repositories/users.ts';
 import { normaliseEmail } from '../../email.ts';
 import { ApiError, errorBody } from '../../errors.ts';
+import { PASSWORD_MAX_LENGTH } from '../../limits.ts';
 import { CSRF_COOKIE, cookieOptions } from '../plugins/csrf.ts';
 import { sendRefusal } from '../plugins/rate-limit.ts';
 import { SESSION_COOKIE } from '../plugins/session.ts';
@@ -53,7 +54,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
         additionalProperties: false,
         properties: {
           email: { type: 'string', minLength: 1, maxLength: 254 },
-          password: { type: 'string', minLength: 1, maxLength: 1024 },
+          password: { type: 'string', minLength: 1, maxLength: PASSWORD_MAX_LENGTH },
           work: workSolutionSchema,
         },
       },

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { lowerThreadPoolPriority } from './auth/hash-priority.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
-import { DataDirInUseError } from './db/data-dir-lock.ts';
+import { DataDirError } from './db/data-dir-lock.ts';
 import { drain, trackConnections } from './http/drain.ts';
 import { listenForMetrics } from './http/metrics-listener.ts';
 
@@ -186,7 +186,7 @@ async function serveMetrics(app: FastifyInstance, config: Config): Promise<void>
 }
 
 main().catch((error) => {
-  // Another process on the embedded database's directory: one line, as for a taken port.
-  console.error(error instanceof DataDirInUseError ? error.message : error);
+  // DATA_DIR held by another process, or one it cannot use: one line, as for a taken port.
+  console.error(error instanceof DataDirError ? error.message : error);
   process.exit(1);
 });

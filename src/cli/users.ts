@@ -10,7 +10,7 @@ import { hashPassword, passwordProblem } from '../auth/passwords.ts';
 import { systemClock } from '../clock.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { DatabaseUnavailableError } from '../db/availability.ts';
-import { DataDirInUseError } from '../db/data-dir-lock.ts';
+import { DataDirError } from '../db/data-dir-lock.ts';
 import { openDatabase } from '../db/database.ts';
 import { migrate } from '../db/migrate.ts';
 import { ROLES, type Role } from '../db/repositories/users.ts';
@@ -213,7 +213,7 @@ async function askHidden(question: string): Promise<string> {
 
 /** One line for a person for every failure this command line expects; anything else keeps its stack. */
 function oneLine(error: unknown): string | null {
-  if (error instanceof UsageError || error instanceof AccountError || error instanceof DataDirInUseError)
+  if (error instanceof UsageError || error instanceof AccountError || error instanceof DataDirError)
     return error.message;
   if (error instanceof ConfigError) return `invalid configuration: ${error.problems.join('; ')}`;
   if (error instanceof DatabaseUnavailableError)

@@ -32,6 +32,8 @@ export const API_ERROR_CODES = [
   'REAUTH_REQUIRED',
   'PASSKEY_INVALID',
   'PASSKEY_LIMIT',
+  'SERVICE_UNAVAILABLE',
+  'GATEWAY_TIMEOUT',
 ] as const;
 
 /** A code the API itself answers with. */

@@ -1,9 +1,6 @@
 // npm run bench: every target in its own pinned process, the same load, interleaved rounds, one table and its guard.
 import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { breakdownPhase } from './breakdown-phase.ts';
-import { floodPhase } from './flood-phase.ts';
-import { type InstructionRow, instructionsPhase } from './instructions-phase.ts';
 import {
   type BenchTarget,
   benchDataDirs,
@@ -20,10 +17,13 @@ import type { Phase, RunContext } from './lib/phase.ts';
 import { countRedisWork, openBenchRedis } from './lib/redis.ts';
 import { guardTable, type TripRow, targetsTable, tripsTable } from './lib/report.ts';
 import { meRequests } from './lib/requests.ts';
-import { checkGuard, type Results } from './lib/results.ts';
+import { checkGuard, type InstructionRow, type Results } from './lib/results.ts';
 import type { BenchSession } from './lib/serve.ts';
 import { type Row, summarise } from './lib/summary.ts';
 import { TargetProcess } from './lib/target-process.ts';
+import { breakdownPhase } from './phases/breakdown.ts';
+import { floodPhase } from './phases/flood.ts';
+import { instructionsPhase } from './phases/instructions.ts';
 
 interface Running {
   readonly target: BenchTarget;
@@ -73,6 +73,7 @@ const redisTripsPhase: Phase = {
         '',
         tripsTable(rows),
       ].join('\n'),
+      brief: null, // in the run's own file, not BENCHMARKS.md
     };
   },
 };
@@ -112,9 +113,12 @@ if (redis && !redis.private)
   results.notes.push('Redis was shared (BENCH_REDIS_URL): its command counts may include other clients.');
 const context: RunContext = { redis, serverCore: machine.pinning?.server ?? null, log, notes: results.notes };
 
+/** Every phase's tables (the console, bench/runs/), and BENCHMARKS.md's shorter share of them. */
 const sections: string[] = [];
+const briefs: string[] = [];
 /** The guard follows the phase it is judged on: instructions when that phase ran, else the targets' CPU time. */
 let guardAt = -1;
+let briefGuardAt = -1;
 try {
   for (const phase of phases) {
     log(`phase ${phase.name}`);
@@ -122,7 +126,12 @@ try {
     if (!outcome) continue;
     results.phases[phase.name] = outcome.data;
     sections.push(outcome.markdown);
-    if (phase === targetsPhase || phase === instructionsPhase) guardAt = sections.length;
+    const brief = outcome.brief === undefined ? outcome.markdown : outcome.brief;
+    if (brief !== null) briefs.push(brief);
+    if (phase === targetsPhase || phase === instructionsPhase) {
+      guardAt = sections.length;
+      briefGuardAt = briefs.length;
+    }
   }
 } finally {
   await redis?.stop();
@@ -134,26 +143,30 @@ if (guardAt >= 0) {
     results.phases.instructions as InstructionRow[] | undefined,
     results.phases.targets as Row[] | undefined,
   );
-  sections.splice(guardAt, 0, ['### Guard', '', guardTable(guard)].join('\n'));
+  const table = ['### Guard', '', guardTable(guard)].join('\n');
+  sections.splice(guardAt, 0, table);
+  briefs.splice(briefGuardAt, 0, table);
 }
 const minutes = (performance.now() - started) / 60_000;
 results.notes.push(`The run took ${minutes.toFixed(0)} min.`);
 const section = renderRun(results, sections);
 console.log(section);
-// Every run is kept under bench/runs/ (ignored by git). A complete run also replaces the table in
-// BENCHMARKS.md and bench/benchmarks-run.json, the one run kept in the repository.
+// Every run is kept under bench/runs/ (ignored by git), its data and all its tables. A complete run
+// also replaces the latest run in BENCHMARKS.md (its brief tables) and bench/benchmarks-run.json,
+// the one run kept in the repository.
 const stamp = results.date.slice(0, 16).replace(/:/g, '');
 const runsDir = fileURLToPath(new URL('./runs/', import.meta.url));
 mkdirSync(runsDir, { recursive: true });
 const file = `${runsDir}${stamp}.json`;
 writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+writeFileSync(`${runsDir}${stamp}.md`, `${section}\n`);
 const complete = phases.length === PHASES.length && options.targets.length === 0;
 if (complete) {
-  writeBenchmarksMd(section);
+  writeBenchmarksMd(renderRun(results, briefs));
   copyFileSync(file, fileURLToPath(new URL('./benchmarks-run.json', import.meta.url)));
 }
 log(
-  `results: bench/runs/${stamp}.json${complete ? ', BENCHMARKS.md and bench/benchmarks-run.json updated' : ''}`,
+  `results: bench/runs/${stamp}.json and .md${complete ? ', BENCHMARKS.md and bench/benchmarks-run.json updated' : ''}`,
 );
 // Stray keep-alive sockets of the load generator must not keep the driver waiting.
 process.exit(0);

@@ -18,6 +18,10 @@ import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
 import { ClientsRepository } from './db/repositories/clients.ts';
+import {
+  IDEMPOTENCY_KEY_PURGE_INTERVAL_MS,
+  IdempotencyKeysRepository,
+} from './db/repositories/idempotency-keys.ts';
 import { PasskeysRepository } from './db/repositories/passkeys.ts';
 import { SecurityEventsRepository } from './db/repositories/security-events.ts';
 import { SessionsRepository } from './db/repositories/sessions.ts';
@@ -29,11 +33,13 @@ import { csrfPlugin } from './http/plugins/csrf.ts';
 import { databaseOutagePlugin } from './http/plugins/database-outage.ts';
 import { registerDocs } from './http/plugins/docs.ts';
 import { clientErrorHandler, frameworkErrors, registerErrorHandlers } from './http/plugins/error-handler.ts';
+import { idempotencyPlugin, isRepeat } from './http/plugins/idempotency.ts';
 import { metricsPlugin } from './http/plugins/metrics.ts';
 import { portalPlugin } from './http/plugins/portal.ts';
 import { rateLimitPlugin } from './http/plugins/rate-limit.ts';
 import { securityHeadersPlugin } from './http/plugins/security-headers.ts';
 import { sessionPlugin } from './http/plugins/session.ts';
+import { ReadinessState } from './http/readiness.ts';
 import { RequestLogController } from './http/request-log.ts';
 import { adminRoutes } from './http/routes/admin.ts';
 import { adminPasskeyRoutes } from './http/routes/admin-passkeys.ts';
@@ -128,6 +134,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     db,
     users,
     tasks: new TasksRepository(db),
+    idempotencyKeys: new IdempotencyKeysRepository(db),
     clients: new ClientsRepository(db),
     sessions: new SessionService(sessionsRepository, {
       secret: config.sessionSecret,
@@ -146,7 +153,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     // Challenges live with the budgets (Redis when the fleet shares one): any instance takes them.
     ceremonies: new PasskeyCeremonies(stack.store),
     securityEvents,
-    readiness: stack.readiness,
+    // The database and the store stack's checks (Redis), shared by /readyz and /metrics.
+    readiness: new ReadinessState(db, stack.readiness, clock),
   };
 
   const trustProxy = config.trustProxy;
@@ -183,11 +191,17 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     (error) => app.log.error({ err: error }, 'session purge failed'),
     SESSION_PURGE_INTERVAL_MS,
   );
+  const idempotencyKeyPurge = schedulePurge(
+    () => services.idempotencyKeys.deleteExpired(clock.now()),
+    (error) => app.log.error({ err: error }, 'idempotency key purge failed'),
+    IDEMPOTENCY_KEY_PURGE_INTERVAL_MS,
+  );
   // The end of a pressure episode is noticed without traffic too (reads and sheds notice it as well).
   const pressurePoll = setInterval(() => loginPressure.poll(), PRESSURE_POLL_MS).unref();
   app.addHook('onClose', async () => {
     clearInterval(pressurePoll);
     await sessionPurge.stop();
+    await idempotencyKeyPurge.stop();
     await securityEventPurge.stop();
     await services.securityEvents.flush();
     await stack.close();
@@ -201,13 +215,27 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(securityHeadersPlugin);
   await app.register(fastifyCookie);
   await app.register(sessionPlugin, { sessions: services.sessions });
+  // Before the limiter: a repeat of a key (held or answered) is shown its budget without spending it.
+  await app.register(idempotencyPlugin, {
+    keys: services.idempotencyKeys,
+    clock,
+    ttlMs: config.idempotencyTtlMs,
+    holdCommittedAnswers: config.testHooks.holdCommittedAnswers,
+  });
   await app.register(rateLimitPlugin, {
     engine: services.rateLimit,
     ipv6Prefix: config.rateLimits.ipv6Prefix,
+    trustedNetworks: config.rateLimits.trustedNetworks,
     events: services.securityEvents,
     mayBeKnownDevice: (request) => services.devices.read(request.cookies[DEVICE_COOKIE]) !== null,
+    isRepeat,
   });
-  await app.register(metricsPlugin, { stack, loginGate, workChallenges: services.workChallenges });
+  await app.register(metricsPlugin, {
+    stack,
+    loginGate,
+    workChallenges: services.workChallenges,
+    readiness: services.readiness,
+  });
   await app.register(csrfPlugin, { secret: config.sessionSecret, config });
   await app.register(authorizationPlugin);
   await registerDocs(app);

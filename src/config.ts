@@ -8,6 +8,7 @@ import { BUDGET_FORM, parseBudget } from './rate-limit/budget.ts';
 import { parseTrustProxy, type TrustProxy } from './rate-limit/client-ip.ts';
 import { CONTROL_NAMES, type ControlName, type PolicyLimits } from './rate-limit/policy.ts';
 import type { RedisSettings, StoreFailureMode } from './rate-limit/stores/store.ts';
+import { parseTrustedNetworks } from './rate-limit/trusted-networks.ts';
 
 export interface Config {
   readonly env: 'development' | 'production' | 'test';
@@ -46,10 +47,21 @@ export interface Config {
   readonly instanceId: string;
   /** How long security events are kept before the purge deletes them. */
   readonly securityEventRetentionMs: number;
+  /** How long a bulk reassignment's stored answer is replayed under its Idempotency-Key (IDEMPOTENCY_TTL). */
+  readonly idempotencyTtlMs: number;
+  /**
+   * Hooks only tests may turn on (NODE_ENV=test; under any other NODE_ENV setting one stops the
+   * start). `holdCommittedAnswers` (TEST_HOLD_COMMITTED_ANSWERS=1): a keyed bulk reassignment
+   * whose transaction committed logs `idempotency test hook: answer held` and never answers, so a
+   * test can kill the process between the commit and the answer.
+   */
+  readonly testHooks: { readonly holdCommittedAnswers: boolean };
   /** The policy's budgets and shadow list, and how clients and a failing store are treated. */
   readonly rateLimits: PolicyLimits & {
     readonly ipv6Prefix: number;
     readonly storeFailure: StoreFailureMode;
+    /** Networks whose clients skip the per-address controls (RATE_LIMIT_TRUSTED_NETWORKS; none by default). */
+    readonly trustedNetworks: readonly string[];
   };
   /** The gate in front of every password check at login (contract §11). */
   readonly loginGate: {
@@ -196,6 +208,10 @@ export function loadConfig(env: Env = process.env): Config {
       'up to 128 letters, digits, _ : . @ / -',
     ),
     securityEventRetentionMs: read('SECURITY_EVENT_RETENTION', '90d', parseDuration, DURATION_FORM),
+    idempotencyTtlMs: read('IDEMPOTENCY_TTL', '24h', parseDuration, DURATION_FORM),
+    testHooks: {
+      holdCommittedAnswers: read('TEST_HOLD_COMMITTED_ANSWERS', 'false', boolean, 'true or false'),
+    },
     rateLimits: {
       bulk: read('RATE_LIMIT_BULK', '30/15m', parseBudget, BUDGET_FORM),
       authenticated: read('RATE_LIMIT_AUTHENTICATED', '1000/15m', parseBudget, BUDGET_FORM),
@@ -203,7 +219,14 @@ export function loadConfig(env: Env = process.env): Config {
       loginAccount: read('RATE_LIMIT_LOGIN_ACCOUNT', '10/15m', parseBudget, BUDGET_FORM),
       loginIp: read('RATE_LIMIT_LOGIN_IP', '100/15m', parseBudget, BUDGET_FORM),
       loginDevice: read('RATE_LIMIT_LOGIN_DEVICE', '10/15m', parseBudget, BUDGET_FORM),
+      passkeyOptions: read('RATE_LIMIT_PASSKEY_OPTIONS', '30/1m', parseBudget, BUDGET_FORM),
       ipv6Prefix: read('RATE_LIMIT_IPV6_PREFIX', '64', integerIn(1, 128), 'an integer from 1 to 128'),
+      trustedNetworks: read(
+        'RATE_LIMIT_TRUSTED_NETWORKS',
+        '',
+        parseTrustedNetworks,
+        'a comma list of IPv4/IPv6 addresses and CIDRs (e.g. 203.0.113.7, 2001:db8:1::/48), or empty for none',
+      ),
       storeFailure: read(
         'RATE_LIMIT_STORE_FAILURE',
         'local',
@@ -251,6 +274,8 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(
       `METRICS_PORT=${config.port} is PORT too: expected another port, or 0 for no metrics listener`,
     );
+  if (config.testHooks.holdCommittedAnswers && nodeEnv !== 'test')
+    problems.push('TEST_HOLD_COMMITTED_ANSWERS is a test hook: expected it unset unless NODE_ENV=test');
   if (config.redis.url && config.redis.clusterNodes)
     problems.push(
       'REDIS_URL and REDIS_CLUSTER_NODES are both set: expected one of them (a server or a cluster)',

@@ -1,11 +1,15 @@
 // The table of every error code the API answers with: its HTTP status and its message for people.
-import { BODY_LIMIT_BYTES, BULK_MAX_TASKS, PASSKEYS_MAX } from './limits.ts';
+import { BODY_LIMIT_BYTES, BULK_MAX_TASKS, IDEMPOTENCY_KEY_MAX_LENGTH, PASSKEYS_MAX } from './limits.ts';
 
 export const ERRORS = {
   VALIDATION_ERROR: { status: 400, message: 'The request is not valid.' },
   INVALID_JSON: { status: 400, message: 'The request body is not valid JSON.' },
   BAD_REQUEST: { status: 400, message: 'The request is malformed.' },
   TASK_BULK_TOO_LARGE: { status: 400, message: `A bulk request may name at most ${BULK_MAX_TASKS} tasks.` },
+  IDEMPOTENCY_KEY_INVALID: {
+    status: 400,
+    message: `An Idempotency-Key is 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} printable ASCII characters.`,
+  },
   INVALID_CREDENTIALS: { status: 401, message: 'The email or password is not correct.' },
   UNAUTHENTICATED: { status: 401, message: 'Sign in to use this route.' },
   CSRF_INVALID: { status: 403, message: 'The CSRF token is missing or invalid.' },
@@ -13,6 +17,10 @@ export const ERRORS = {
   REAUTH_REQUIRED: { status: 403, message: 'Sign in again to change your passkeys.' },
   NOT_FOUND: { status: 404, message: 'Not found.' },
   REQUEST_TIMEOUT: { status: 408, message: 'The request took too long to arrive.' },
+  IDEMPOTENCY_KEY_IN_FLIGHT: {
+    status: 409,
+    message: 'A request with this Idempotency-Key is still being processed. Try again in a moment.',
+  },
   PAYLOAD_TOO_LARGE: {
     status: 413,
     message: `The request body is larger than ${BODY_LIMIT_BYTES / 1024} KiB.`,
@@ -21,6 +29,10 @@ export const ERRORS = {
   ASSIGNEE_NOT_FOUND: { status: 422, message: 'The assignee is not an existing employee.' },
   PASSKEY_INVALID: { status: 422, message: 'The passkey could not be verified or is already registered.' },
   PASSKEY_LIMIT: { status: 422, message: `An account may have at most ${PASSKEYS_MAX} passkeys.` },
+  IDEMPOTENCY_KEY_REUSED: {
+    status: 422,
+    message: 'This Idempotency-Key was used for another request. Send a new key with a new request.',
+  },
   TASK_BULK_RATE_LIMIT: { status: 429, message: 'Too many bulk reassignments. Wait before trying again.' },
   API_RATE_LIMIT_AUTHENTICATED: {
     status: 429,

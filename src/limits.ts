@@ -26,5 +26,21 @@ export const UNSTORABLE_TEXT = /[\u0000\p{Cs}]/u;
 /** The most passkeys one account may hold (more: 422 PASSKEY_LIMIT, contract §14). */
 export const PASSKEYS_MAX = 10;
 
+/**
+ * Proved-work challenges are issued in series of at most this many slots, one bit of the claim
+ * record each (docs/rules.md#proved-work): a series' record is at most an eighth of this in bytes.
+ */
+export const WORK_SERIES_SLOTS = 1 << 22;
+
 /** A passkey's name: 1 to this many characters. */
 export const PASSKEY_NAME_MAX = 64;
+
+/** An Idempotency-Key is 1 to this many printable ASCII characters (more: 400 IDEMPOTENCY_KEY_INVALID). */
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
+
+/**
+ * How long a request may take to arrive (Node's `server.requestTimeout`, set in src/server.ts), and
+ * so the longest an Idempotency-Key's in-flight mark blocks a repeat: a mark older than this
+ * belongs to a request no instance is still working on (its process died before answering).
+ */
+export const REQUEST_TIMEOUT_MS = 30_000;

@@ -52,9 +52,9 @@ const PENDING_LOG_BYTES = 16 * 1024 * 1024;
  * has finished, from libuv's pool (which has threads the password checks cannot take, config.ts
  * `threadPoolSize`); lines logged meanwhile leave together in the next write. Pino flushes what is
  * pending when the process exits, also on an uncaught exception; only a SIGKILL can lose the lines
- * of the write in flight. Writing each line synchronously instead kept even those, for about 3 k
- * instructions and one system call more per request on the event loop (BENCHMARKS.md, "Where a
- * request's CPU goes"). One per process: tests build many apps, and stdout is one.
+ * of the write in flight. Writing each line synchronously instead kept even those, for more
+ * instructions and one system call more per request on the event loop (measured: BENCHMARKS.md).
+ * One per process: tests build many apps, and stdout is one.
  */
 export function logDestination(): DestinationStream {
   stdout ??= pino.destination({ dest: 1, sync: false, maxLength: PENDING_LOG_BYTES });

@@ -6,6 +6,7 @@ import { type Config, ConfigError, loadConfig } from './config.ts';
 import { DataDirError } from './db/data-dir-lock.ts';
 import { drain, trackConnections } from './http/drain.ts';
 import { listenForMetrics } from './http/metrics-listener.ts';
+import { REQUEST_TIMEOUT_MS } from './limits.ts';
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -45,7 +46,7 @@ async function main(): Promise<void> {
   // Keep-alive sockets must outlive a load balancer's idle timeout, and headers may not dawdle.
   app.server.keepAliveTimeout = 65_000;
   app.server.headersTimeout = 66_000;
-  app.server.requestTimeout = 30_000;
+  app.server.requestTimeout = REQUEST_TIMEOUT_MS;
   trackConnections(app.server);
   try {
     await listening('METRICS_PORT', config.metrics, () => serveMetrics(app, config));

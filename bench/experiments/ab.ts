@@ -8,7 +8,7 @@
 // with those settings on top of the bench's (ours · memory, or ours · redis with BENCH_AB_REDIS=1).
 // The variants run side by side, each round measures every variant once, and the whole is done
 // BENCH_AB_STARTS times on fresh processes (see below): a server's figure varies from process to
-// process by up to 3.5 µs, so a difference well under that needs many starts to show.
+// process by a few µs (BENCHMARKS.md), so a difference well under that needs many starts to show.
 import { readFileSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -118,7 +118,7 @@ async function half(order: readonly Variant[], name: string): Promise<void> {
 }
 
 try {
-  // Identical servers started one after another measure apart by up to 3.5 µs per request, each
+  // Identical servers started one after another measure apart by a few µs per request, each
   // keeping its own figure round after round (BENCHMARKS.md): a variant's figure is a draw per
   // process. So the variants are started BENCH_AB_STARTS times (default 4), each time as fresh
   // processes in an order rotated from the last, and the medians take every start.

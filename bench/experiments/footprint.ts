@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../../test/helpers/redis-server.ts';
+import { freePort } from '../lib/ports.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Exactly what `npm start` runs (its environment settings included), exec'd so the pid is the server's. */

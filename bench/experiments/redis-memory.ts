@@ -1,101 +1,85 @@
-// Redis memory per key the service writes: passkey challenges (a flood of options), generic and login budgets, on a private redis-server.
-// Run: node bench/experiments/redis-memory.ts [challenges]   (default 20,000; prints a table and JSON)
-import { createTestApp } from '../../test/helpers/app.ts';
-import { closeTestDatabases } from '../../test/helpers/database.ts';
-import { RedisServer } from '../../test/helpers/redis-server.ts';
+// Redis memory of passkey challenges: a private redis-server, one sign-in challenge for each of N browsers, stored as the ceremonies store them; used_memory's growth per challenge, up to the cap.
+// Run: node bench/experiments/redis-memory.ts [challenges]   (default MARKS_MAX, the cap of one scope; budgets: capacity.ts)
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { PASSKEY_CHALLENGE_TTL_MS } from '../../src/auth/passkeys.ts';
+import { digest } from '../../src/auth/tokens.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createRedisClient, RedisStore } from '../../src/rate-limit/stores/redis-store.ts';
+import { MARKS_MAX } from '../../src/rate-limit/stores/store.ts';
+import { openBenchRedis } from '../lib/redis.ts';
 
-const CHALLENGES = Number(process.argv[2] ?? 20_000);
-const ADDRESSES = 5_000;
-
-interface Row {
-  readonly what: string;
-  readonly keys: number;
-  /** used_memory's growth over the run, per key (allocator overhead, the keyspace's growth included). */
-  readonly bytesPerKey: number;
-  /** MEMORY USAGE of one such key (its own allocation only). */
-  readonly memoryUsage: number;
-  readonly sample: string;
+interface ChallengeMemory {
+  readonly redis: string;
+  readonly challenges: number;
+  /** used_memory's growth per challenge kept (the keyspace's own growth included). */
+  readonly bytesPerChallenge: number;
+  /** MEMORY USAGE of the scope's keys, per challenge. */
+  readonly memoryUsagePerChallenge: number;
+  /** used_memory's growth in all, MB. */
+  readonly totalMB: number;
+  /** Whether one more browser was refused (the scope full) rather than another's challenge dropped. */
+  readonly refusedPastCap: boolean | null;
 }
 
-const redis = await RedisServer.start();
-const test = await createTestApp({
-  env: {
-    REDIS_URL: redis.url,
-    // A busy machine must not send a key to the local fallback store instead (it would go uncounted).
-    REDIS_COMMAND_TIMEOUT_MS: '5000',
-  },
-});
-const used = async () => Number(/used_memory:(\d+)/.exec(await redis.cli('INFO', 'memory'))![1]);
-const size = async () => Number(await redis.cli('DBSIZE'));
+const PARALLEL = 64;
+const SCOPE = 'passkey-get';
 
-/** Runs `work`, then reports the keys matching `pattern` it added and the memory they took. */
-async function measure(what: string, pattern: string, work: () => Promise<void>): Promise<Row> {
-  const [memoryBefore, keysBefore] = [await used(), await size()];
-  await work();
-  const keys = (await size()) - keysBefore;
-  if (keys === 0) throw new Error(`${what}: no key reached Redis (the store fell back to local?)`);
-  const sample = await firstKey(pattern);
-  return {
-    what,
-    keys,
-    bytesPerKey: Math.round(((await used()) - memoryBefore) / keys),
-    memoryUsage: Number(await redis.cli('MEMORY', 'USAGE', sample)),
-    sample,
-  };
-}
-
-/** One key matching `pattern` (SCAN until one comes). */
-async function firstKey(pattern: string): Promise<string> {
-  let cursor = '0';
-  do {
-    const [next, ...keys] = (await redis.cli('SCAN', cursor, 'MATCH', pattern, 'COUNT', '1000')).split('\n');
-    if (keys.length > 0 && keys[0]) return keys[0];
-    cursor = next!;
-  } while (cursor !== '0');
-  throw new Error(`no key matches ${pattern}`);
-}
-
-const rows: Row[] = [];
-rows.push(
-  await measure('passkey sign-in challenge', '*once:passkey-get*', async () => {
-    const browser = test.client();
-    await browser.fetchCsrf();
-    for (let i = 0; i < CHALLENGES; i++) {
-      const answer = await browser.request({ method: 'POST', url: '/api/auth/passkey/options' });
-      if (answer.statusCode !== 200) throw new Error(`options answered ${answer.statusCode}: ${answer.body}`);
+/** Puts `count` challenges of as many browsers into a fresh store and reads what Redis spent. */
+async function measure(url: string, count: number): Promise<ChallengeMemory> {
+  const config = loadConfig({ NODE_ENV: 'test', REDIS_URL: url });
+  const store = new RedisStore({
+    client: createRedisClient(config.redis),
+    keyPrefix: 'bench-memory:',
+    timeoutMs: 5000,
+  });
+  const admin = new Redis(url);
+  const used = async () => Number(/^used_memory:(\d+)/m.exec(await admin.info('memory'))![1]);
+  const put = () =>
+    store.putOnce(
+      SCOPE,
+      digest(randomBytes(32).toString('base64url')),
+      digest(randomBytes(32).toString('base64url')),
+      PASSKEY_CHALLENGE_TTL_MS,
+    );
+  try {
+    await store.ready(5000);
+    const before = await used();
+    for (let done = 0; done < count; done += PARALLEL) {
+      const waits = await Promise.all(Array.from({ length: Math.min(PARALLEL, count - done) }, put));
+      if (waits.some((wait) => wait !== 0))
+        throw new Error(`a challenge was refused after ${done}: the cap is lower`);
     }
-  }),
-);
-rows.push(
-  await measure('api-unauthenticated budget (one address)', '*api-unauthenticated*', async () => {
-    for (let i = 0; i < ADDRESSES; i++)
-      await test.client({ remoteAddress: `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}` }).get('/api/auth/me');
-  }),
-);
-rows.push(
-  await measure(
-    'login-ip, login-account budgets (a failed login: new address, new email)',
-    '*login-ip*',
-    async () => {
-      for (let i = 0; i < ADDRESSES; i++) {
-        const client = test.client({ remoteAddress: `10.100.${i >> 8}.${i & 255}` });
-        await client.login(`nobody-${i}@example.com`, 'wrong password');
-      }
-    },
-  ),
-);
+    const grown = (await used()) - before;
+    const keys = await admin.keys('bench-memory:*');
+    const usage = await Promise.all(keys.map((key) => admin.memory('USAGE', key, 'SAMPLES', 0)));
+    const refusedPastCap = count >= MARKS_MAX ? (await put()) > 0 : null;
+    return {
+      redis: /^redis_version:(\S+)/m.exec(await admin.info('server'))![1]!,
+      challenges: count,
+      bytesPerChallenge: Math.round(grown / count),
+      memoryUsagePerChallenge: Math.round(
+        usage.reduce<number>((sum, size) => sum + Number(size ?? 0), 0) / count,
+      ),
+      totalMB: Math.round(grown / 1e5) / 10,
+      refusedPastCap,
+    };
+  } finally {
+    await store.close();
+    admin.disconnect();
+  }
+}
 
-console.table(
-  rows.map((row) => ({
-    what: row.what,
-    keys: row.keys,
-    'bytes/key (used_memory)': row.bytesPerKey,
-    'MEMORY USAGE': row.memoryUsage,
-  })),
-);
-console.log(
-  JSON.stringify({ redis: (await redis.cli('INFO', 'server')).match(/redis_version:(\S+)/)?.[1], rows }),
-);
-await test.close();
-await closeTestDatabases();
-await redis.stop();
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const count = Number(process.argv[2] ?? MARKS_MAX);
+  const redis = await openBenchRedis(null, null);
+  if (!redis) throw new Error('redis-server could not be started');
+  try {
+    const result = await measure(redis.url, count);
+    console.table([result]);
+    console.log(JSON.stringify(result));
+  } finally {
+    await redis.stop();
+  }
+}

@@ -1,16 +1,17 @@
-// The proved-work solvers' speed (contract §15): the page's worker in Chromium, crypto.subtle there, the same search in Node, and node:crypto.
+// The proved-work solvers' speed (docs/rules.md#proved-work): the page's worker in Chromium, crypto.subtle there, the same search in Node, and node:crypto.
 //
 // node bench/experiments/work-solver.ts — serves web/dist (build it first), runs the worker's search
-// on challenges of WORK_BITS bits (18) in headless Chromium, and prints hashes per second of each.
+// on challenges of WORK_BITS bits (18) in headless Chromium (CHROMIUM: its executable, default
+// Debian's), and prints hashes per second of each.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
 import { searchNonce } from '../../src/client/index.ts';
 import { leadingZeroBits, workMessage } from '../../src/proved-work.ts';
-import { launchChromium } from '../../test/helpers/browser.ts';
 
 const DIST = fileURLToPath(new URL('../../web/dist/', import.meta.url));
 const BITS = Number(process.env.WORK_BITS ?? 18);
@@ -32,9 +33,12 @@ const server = http.createServer((request, response) => {
 });
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-const profile = `/tmp/work-solver-${process.pid}`;
-const context = await launchChromium(profile);
-const page = context.pages()[0] ?? (await context.newPage());
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu'],
+});
+const page = await browser.newPage();
 await page.goto(`${base}/`);
 const inWorker = await page.evaluate(
   async ({ url, challenges, bits }) => {
@@ -60,7 +64,7 @@ const subtle = await page.evaluate(async () => {
   for (let i = 0; i < n; i++) await crypto.subtle.digest('SHA-256', encoder.encode(`w1.a.xxxxxxxx:${i}`));
   return n / ((performance.now() - started) / 1000);
 });
-await context.close();
+await browser.close();
 server.close();
 
 let hashes = 0;

@@ -12,8 +12,17 @@ export interface RunContext {
   readonly notes: string[];
 }
 
-/** One part of `npm run bench`: it measures, then gives its data for the results file and its Markdown. */
+/** What a phase gives: its data for the results file, its Markdown, and what of it BENCHMARKS.md shows. */
+export interface PhaseOutcome {
+  readonly data: unknown;
+  /** Every table of the phase: the console and the run's own file (bench/runs/). */
+  readonly markdown: string;
+  /** BENCHMARKS.md's part, when shorter than `markdown`; null leaves the phase out of it. */
+  readonly brief?: string | null;
+}
+
+/** One part of `npm run bench`: it measures, then gives its data and its Markdown. */
 export interface Phase {
   readonly name: string;
-  run(context: RunContext): Promise<{ data: unknown; markdown: string } | null>;
+  run(context: RunContext): Promise<PhaseOutcome | null>;
 }

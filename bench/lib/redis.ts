@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { freePort } from '../../test/helpers/redis-server.ts';
+import { freePort } from './ports.ts';
 
 export interface BenchRedis {
   readonly url: string;

@@ -1,9 +1,25 @@
 // The shape of a run's results (the JSON file), and the guard checked against the targets table.
-import type { InstructionRow } from '../instructions-phase.ts';
 import type { Machine } from './machine.ts';
 import type { Options } from './options.ts';
 import type { GuardCheck } from './report.ts';
 import type { Row } from './summary.ts';
+
+/** A row of the instructions phase (phases/instructions.ts), one target's count. */
+export interface InstructionRow {
+  readonly name: string;
+  readonly label: string;
+  /** Instructions per request over all samples (the median process when several), compilers and the nextTick slow path left out. */
+  readonly perRequest: number;
+  /** Each process's median sample (ours · redis runs several). */
+  readonly byProcess?: readonly number[];
+  /** Every sample's figure, as above. */
+  readonly samples: readonly number[];
+  /** Full collections' share of perRequest (marking, sweeping, compacting), over all samples. */
+  readonly fullGcPerRequest?: number;
+  /** Median sample's nextTick slow path per request (left out of perRequest). */
+  readonly tickSlowPath: number;
+  readonly failures: number;
+}
 
 export interface Results {
   readonly date: string;

@@ -1,16 +1,16 @@
-// Target: Fastify answering with what the contract asks of every answer, and nothing else: the floor under ours.
+// Target: Fastify answering with what our rules ask of every answer, and nothing else: the floor under ours.
 import Fastify from 'fastify';
 import { budget, meResponseSchema, userFor } from '../lib/peer.ts';
 import { serveTarget } from '../lib/serve.ts';
 
 /**
  * The nine headers ours sends on `GET /api/auth/me` (the API's security headers and the two
- * RateLimit forms, api-contract.md §5), set one call each from the handler, with the RateLimit
+ * RateLimit forms, docs/rules.md#rate-limits), set one call each from the handler, with the RateLimit
  * values formatted per request from one running count, and one request line at info written by
  * Fastify's own logger (pino, to stdout) when the answer is sent: no session, no limiter, no
  * decision.
  *
- * What this prices: the part of ours' CPU per request that the contract and "request logs at the
+ * What this prices: the part of ours' CPU per request that our rules and "request logs at the
  * default level" require of any implementation on Fastify, whatever its limiter.
  */
 const app = Fastify({ logger: { level: 'info' }, disableRequestLogging: true });

@@ -1,20 +1,8 @@
 // Target: Fastify + @fastify/rate-limit keyed by user id, in memory or in Redis (BENCH_STORE).
-import { createRequire } from 'node:module';
-import Fastify, { type FastifyPluginAsync, type FastifyRequest } from 'fastify';
-import type { Redis } from 'ioredis';
+import rateLimit from '@fastify/rate-limit';
+import Fastify from 'fastify';
 import { budget, meResponseSchema, redisClient, redisPrefix, storeKind, userFor } from '../lib/peer.ts';
 import { serveTarget } from '../lib/serve.ts';
-
-// Loaded untyped on purpose: its types declare `app.rateLimit`, which our service declares too,
-// and the bench is type-checked with the service.
-const rateLimit = createRequire(import.meta.url)('@fastify/rate-limit') as FastifyPluginAsync<{
-  max: number;
-  timeWindow: number;
-  keyGenerator: (request: FastifyRequest) => string;
-  cache: number;
-  redis?: Redis;
-  nameSpace?: string;
-}>;
 
 const redis = storeKind === 'redis' ? redisClient() : undefined;
 const app = Fastify({ logger: false });

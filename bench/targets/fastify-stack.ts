@@ -1,6 +1,10 @@
 // Target: the Fastify stack a team would assemble for this API (session, CSRF, helmet, rate limit, request logs), users signed in.
-import { createRequire } from 'node:module';
-import Fastify, { type FastifyPluginAsync, type FastifyReply, type FastifyRequest } from 'fastify';
+import cookie from '@fastify/cookie';
+import csrf from '@fastify/csrf-protection';
+import helmet from '@fastify/helmet';
+import rateLimit from '@fastify/rate-limit';
+import session from '@fastify/session';
+import Fastify from 'fastify';
 import {
   type BenchUser,
   budget,
@@ -16,46 +20,37 @@ import { type BenchSession, cookieHeader, logInAll, serveTarget } from '../lib/s
  * Each plugin with its documented options: @fastify/session on @fastify/cookie (memory store),
  * @fastify/csrf-protection checking unsafe methods, @fastify/helmet's defaults, @fastify/rate-limit
  * keyed by the signed-in user (after the session is loaded), in memory or in Redis (BENCH_STORE),
- * and Fastify's own request logs at info (pino, to stdout). The plugins are loaded untyped: their
- * declarations (`request.cookies`, `app.rateLimit`, …) would clash with our service's, which the
- * bench is type-checked with.
+ * and Fastify's own request logs at info (pino, to stdout). Type-checked with the plugins' own
+ * declarations (targets/tsconfig.json), apart from the service's.
  */
-const load = createRequire(import.meta.url);
-// biome-ignore lint/suspicious/noExplicitAny: untyped on purpose (see above)
-const plugin = (name: string) => load(name) as FastifyPluginAsync<any>;
-
-interface StackSession {
-  get(key: 'userId'): number | undefined;
-  set(key: 'userId', value: number): void;
-  regenerate(): Promise<void>;
+declare module 'fastify' {
+  interface Session {
+    userId?: number;
+  }
 }
-type WithSession = FastifyRequest & { session: StackSession };
-type WithCsrf = FastifyReply & { generateCsrf(): string };
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const PASSWORD = 'bench-password';
 
 const redis = storeKind === 'redis' ? redisClient() : undefined;
 const app = Fastify({ logger: { level: 'info' } });
-await app.register(plugin('@fastify/helmet'));
-await app.register(plugin('@fastify/cookie'));
-await app.register(plugin('@fastify/session'), {
+await app.register(helmet);
+await app.register(cookie);
+await app.register(session, {
   secret: 'bench-session-secret-bench-session-secret',
   cookie: { secure: false, sameSite: 'lax' },
   saveUninitialized: false,
 });
-await app.register(plugin('@fastify/csrf-protection'), { sessionPlugin: '@fastify/session' });
-const csrfProtection = (app as unknown as { csrfProtection: (...args: unknown[]) => void }).csrfProtection;
+await app.register(csrf, { sessionPlugin: '@fastify/session' });
 app.addHook('onRequest', (request, reply, done) => {
   if (SAFE_METHODS.has(request.method)) done();
-  else csrfProtection.call(app, request, reply, done);
+  else app.csrfProtection(request, reply, done);
 });
-await app.register(plugin('@fastify/rate-limit'), {
+await app.register(rateLimit, {
   max: budget.limit,
   timeWindow: budget.windowMs,
   hook: 'preHandler',
-  keyGenerator: (request: FastifyRequest) =>
-    String((request as WithSession).session.get('userId') ?? request.ip),
+  keyGenerator: (request) => String(request.session.get('userId') ?? request.ip),
   // Above the user count, so the LRU never forgets a counter during the run.
   cache: 10_000,
   ...(redis ? { redis, nameSpace: redisPrefix } : {}),
@@ -63,17 +58,17 @@ await app.register(plugin('@fastify/rate-limit'), {
 
 const byEmail = new Map<string, BenchUser>(users.map((user) => [user.email, user]));
 
-app.get('/api/csrf-token', async (_request, reply) => ({ csrfToken: (reply as WithCsrf).generateCsrf() }));
+app.get('/api/csrf-token', async (_request, reply) => ({ csrfToken: reply.generateCsrf() }));
 app.post<{ Body: { email: string; password: string } }>('/api/auth/login', async (request, reply) => {
   const user = byEmail.get(request.body.email);
   if (!user || request.body.password !== PASSWORD) return reply.code(401).send({ error: 'INVALID' });
-  await (request as WithSession).session.regenerate();
+  await request.session.regenerate();
   // regenerate() gives the request a new session object.
-  (request as WithSession).session.set('userId', user.id);
-  return { user, csrfToken: (reply as WithCsrf).generateCsrf() };
+  request.session.set('userId', user.id);
+  return { user, csrfToken: reply.generateCsrf() };
 });
 app.get('/api/auth/me', { schema: { response: meResponseSchema } }, async (request, reply) => {
-  const id = (request as WithSession).session.get('userId');
+  const id = request.session.get('userId');
   const user = id === undefined ? undefined : users[id - 1];
   return user ? { user } : reply.code(401).send({ error: 'UNAUTHENTICATED' });
 });

@@ -28,13 +28,23 @@ const ALGORITHMS = [-8, -7, -257];
 
 /**
  * Where challenges are kept between the options and the answer: the rate-limit store's single-use
- * marks (src/rate-limit/stores/store.ts), shared by the fleet. Declared here by shape, since this
- * layer imports nothing of the rate limiter.
+ * marks (src/rate-limit/stores/store.ts), shared by the fleet, one per holder (here a browser), a
+ * bounded number per scope. Declared here by shape, since this layer imports nothing of the rate
+ * limiter. `putOnce` answers 0 when the mark is kept, else the ms until the full store has room.
  */
 export interface ChallengeMarks {
-  putOnce(scope: string, key: string, ttlMs: number): unknown;
-  takeOnce(scope: string, key: string): boolean | Promise<boolean>;
+  putOnce(scope: string, holder: string, mark: string, ttlMs: number): number | Promise<number>;
+  takeOnce(scope: string, holder: string, mark: string): boolean | Promise<boolean>;
 }
+
+/**
+ * Options with their challenge kept, or none: the store of challenges is full, and keeping one
+ * would mean dropping another browser's live challenge (docs/rules.md#passkeys). The caller
+ * answers 503 LOGIN_BUSY with the wait.
+ */
+export type Issued<T> =
+  | { readonly options: T; readonly retryAfterMs?: undefined }
+  | { readonly options?: undefined; readonly retryAfterMs: number };
 
 /** The service's own origin (contract §3) and the RP ID it implies: its host, without port. */
 export interface RelyingParty {
@@ -72,7 +82,7 @@ export class PasskeyCeremonies {
     userHandle: string,
     exclude: readonly { id: string; transports: string[] }[],
     binding: string,
-  ): Promise<PublicKeyCredentialCreationOptionsJSON> {
+  ): Promise<Issued<PublicKeyCredentialCreationOptionsJSON>> {
     const options = await generateRegistrationOptions({
       rpName: RP_NAME,
       rpID: rp.rpId,
@@ -85,8 +95,7 @@ export class PasskeyCeremonies {
       timeout: PASSKEY_CHALLENGE_TTL_MS,
       supportedAlgorithmIDs: ALGORITHMS,
     });
-    await this.marks.putOnce('passkey-create', markKey(binding, options.challenge), PASSKEY_CHALLENGE_TTL_MS);
-    return options;
+    return this.keep('passkey-create', binding, options);
   }
 
   /**
@@ -116,15 +125,20 @@ export class PasskeyCeremonies {
     }
   }
 
-  /** Request options for a sign-in: a fresh challenge bound to `binding`, no allowCredentials. */
-  async signInOptions(rp: RelyingParty, binding: string): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  /**
+   * Request options for a sign-in: a fresh challenge bound to `binding`, no allowCredentials. It
+   * replaces the browser's previous sign-in challenge: a browser holds one at a time.
+   */
+  async signInOptions(
+    rp: RelyingParty,
+    binding: string,
+  ): Promise<Issued<PublicKeyCredentialRequestOptionsJSON>> {
     const options = await generateAuthenticationOptions({
       rpID: rp.rpId,
       userVerification: 'required',
       timeout: PASSKEY_CHALLENGE_TTL_MS,
     });
-    await this.marks.putOnce('passkey-get', markKey(binding, options.challenge), PASSKEY_CHALLENGE_TTL_MS);
-    return options;
+    return this.keep('passkey-get', binding, options);
   }
 
   /**
@@ -182,16 +196,26 @@ export class PasskeyCeremonies {
     }
   }
 
+  /** Keeps `options`' challenge as the browser's one mark of `scope`, or says how long until there is room. */
+  private async keep<T extends { challenge: string }>(
+    scope: string,
+    binding: string,
+    options: T,
+  ): Promise<Issued<T>> {
+    const wait = await this.marks.putOnce(
+      scope,
+      digest(binding),
+      digest(options.challenge),
+      PASSKEY_CHALLENGE_TTL_MS,
+    );
+    return wait === 0 ? { options } : { retryAfterMs: wait };
+  }
+
   private async take(scope: string, binding: string, challenge: string): Promise<boolean> {
     return (
       challenge.length > 0 &&
       challenge.length <= 128 &&
-      (await this.marks.takeOnce(scope, markKey(binding, challenge)))
+      (await this.marks.takeOnce(scope, digest(binding), digest(challenge)))
     );
   }
-}
-
-/** A challenge's mark: its digest with the browser's binding, so another browser's take finds nothing. */
-function markKey(binding: string, challenge: string): string {
-  return digest(`${binding}\0${challenge}`);
 }

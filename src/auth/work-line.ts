@@ -9,6 +9,8 @@ export interface LineEntry {
 }
 
 const QUEUED = 'queued';
+/** A bucket's passed entries are dropped in batches of at least this many (one copy per batch). */
+const COMPACT_AFTER = 1024;
 
 /** One bucket: the attempts of one number of bits, oldest first; entries that left stay until passed. */
 class Bucket<T extends LineEntry> {
@@ -17,11 +19,18 @@ class Bucket<T extends LineEntry> {
   /** Entries still queued. */
   live = 0;
 
-  /** The oldest entry still queued, dropping those that left before it; null when none. */
+  /**
+   * The oldest entry still queued, dropping those that left before it; null when none. The head
+   * moves past them, and the array lets go of what lies behind the head as it goes: a bucket a
+   * flood keeps busy never empties, so waiting for it to empty would keep every attempt served.
+   */
   first(): T | null {
     while (this.head < this.items.length) {
       const entry = this.items[this.head]!;
-      if (entry.state === QUEUED) return entry;
+      if (entry.state === QUEUED) {
+        this.compact();
+        return entry;
+      }
       this.head++;
     }
     this.compact();
@@ -45,12 +54,16 @@ class Bucket<T extends LineEntry> {
     this.head = 0;
   }
 
-  /** Drops the consumed head once it is most of the array. */
+  /**
+   * Drops the consumed head once it is most of the array: copying the rest then costs no more than
+   * the entries passed since the last copy, and the array holds at most twice the entries ahead of
+   * the head (or COMPACT_AFTER, whichever is more).
+   */
   compact(): void {
     if (this.head === this.items.length) {
       this.items = [];
       this.head = 0;
-    } else if (this.head > 1024 && this.head * 2 > this.items.length) {
+    } else if (this.head > COMPACT_AFTER && this.head * 2 > this.items.length) {
       this.items = this.items.slice(this.head);
       this.head = 0;
     }
@@ -70,6 +83,13 @@ export class WorkLine<T extends LineEntry> {
   /** Attempts waiting. */
   get size(): number {
     return this.queued;
+  }
+
+  /** Attempts the line still references, waiting or not (what it costs in memory). */
+  get held(): number {
+    let count = 0;
+    for (const bucket of this.buckets) count += bucket.items.length;
+    return count;
   }
 
   /** The bits an attempt is ordered by: its proved work, capped at WORK_BITS_MAX. */

@@ -8,11 +8,11 @@ import { parseArgs } from 'node:util';
 import { AccountError, Accounts } from '../auth/accounts.ts';
 import { hashPassword, passwordProblem } from '../auth/passwords.ts';
 import { systemClock } from '../clock.ts';
-import { ConfigError, loadConfig } from '../config.ts';
+import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { DatabaseUnavailableError } from '../db/availability.ts';
 import { DataDirError } from '../db/data-dir-lock.ts';
-import { openDatabase } from '../db/database.ts';
-import { migrate } from '../db/migrate.ts';
+import { type Database, holdsEmbeddedDatabase, openDatabase } from '../db/database.ts';
+import { hasBeenMigrated, migrate } from '../db/migrate.ts';
 import { ROLES, type Role } from '../db/repositories/users.ts';
 import { isEmailAddress } from '../email.ts';
 
@@ -59,7 +59,7 @@ async function run(argv: readonly string[]): Promise<number> {
     ...process.env,
     SESSION_SECRET: process.env.SESSION_SECRET || randomBytes(32).toString('base64url'),
   });
-  const db = await openDatabase(config);
+  const db = await openServersDatabase(config);
   try {
     await migrate(db);
     const accounts = new Accounts(db, {
@@ -125,8 +125,10 @@ async function run(argv: readonly string[]): Promise<number> {
         );
         return 0;
       }
-      case 'list':
-        for (const account of await accounts.list()) {
+      case 'list': {
+        const listed = await accounts.list();
+        if (listed.length === 0) console.log('no accounts in this database');
+        for (const account of listed) {
           const state =
             account.disabledAt === null ? 'active' : `disabled ${new Date(account.disabledAt).toISOString()}`;
           console.log(
@@ -140,10 +142,40 @@ async function run(argv: readonly string[]): Promise<number> {
           );
         }
         return 0;
+      }
     }
   } finally {
     await db.close();
   }
+}
+
+/**
+ * The server's database, opened only if a server has made it: the command line never creates one
+ * (docs/rules.md#running-it). A DATA_DIR that holds no database, or a PostgreSQL database no server
+ * migrated, is one line naming the variable, and nothing is created: a typo must not put an admin
+ * where no server looks. Pending migrations of a database a server made are applied, as a server
+ * of this version would.
+ */
+async function openServersDatabase(config: Config): Promise<Database> {
+  if (!config.databaseUrl && !holdsEmbeddedDatabase(config.dataDir))
+    throw new UsageError(
+      `DATA_DIR=${config.dataDir} holds no database (no server has started on it): set DATA_DIR to the server's; nothing was created`,
+    );
+  const db = await openDatabase({ ...config, template: false });
+  if (await hasBeenMigrated(db)) return db;
+  await db.close();
+  const where = config.databaseUrl
+    ? `DATABASE_URL=${withoutCredentials(config.databaseUrl)} names a database`
+    : `DATA_DIR=${config.dataDir} holds a database`;
+  throw new UsageError(
+    `${where} that no server has set up (no migrations ran on it): point it at the server's database, or start the server on it once; nothing was changed`,
+  );
+}
+
+/** A database URL without its user and password, for a message. */
+function withoutCredentials(url: string): string {
+  const { protocol, host, pathname } = new URL(url);
+  return `${protocol}//${host}${pathname}`;
 }
 
 /** The command's options, each required one present and well formed (checked before any database work). */

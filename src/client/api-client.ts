@@ -34,7 +34,8 @@ export interface ApiClientOptions {
   readonly cookieJar?: CookieJar;
   /**
    * Default for GET calls: `true` or a policy to wait `Retry-After` and retry once. Off by default
-   * for a 429; on by default for a 503 with Retry-After (`false` turns both off).
+   * for a 429; on by default for a 503 with Retry-After (`false` turns both off). A keyed bulk
+   * reassignment's own retries (`bulkReassign`) follow the policy's `maxWaitSeconds`, and `false`.
    */
   readonly retry?: boolean | RetryPolicy;
   /** Told every rate-limit state a response reports, successes and 429s alike. */
@@ -65,19 +66,52 @@ export const LOGIN_WORK_ROUNDS = 3;
 export interface BulkReassignOutcome extends BulkReassignResult {
   /** The bulk budget after this request (`task-bulk`), from the response headers. */
   readonly rateLimit: RateLimitState | null;
+  /** The Idempotency-Key the reassignment was sent with (null: none). */
+  readonly idempotencyKey: string | null;
+  /**
+   * True when the answer is the stored one of an earlier request with the same key
+   * (`Idempotent-Replayed: true`): that request was applied, once, and this one changed nothing.
+   */
+  readonly replayed: boolean;
 }
+
+export interface BulkReassignOptions extends CallOptions {
+  /**
+   * The reassignment's Idempotency-Key: a new one for each reassignment, and the same one when the
+   * caller sends that reassignment again (the server then applies it at most once). By default a
+   * new key is made for the call; `null` sends none, and the call is then never retried.
+   */
+  readonly idempotencyKey?: string | null;
+}
+
+/**
+ * A keyed bulk reassignment is sent again with its key at most this many times after a failure
+ * that leaves its fate unknown or says to come back (no answer, 502, 503, 504, or 409 while an
+ * earlier try with the key is still in flight).
+ */
+export const BULK_RETRIES = 2;
+
+/** Statuses after which a keyed reassignment is sent again: a proxy without an answer, the service away. */
+const RETRIED_STATUSES = new Set([502, 503, 504]);
+
+/** The wait before such a retry when the answer does not say (no answer at all, a proxy's 502). */
+const BULK_RETRY_DEFAULT_SECONDS = 1;
 
 interface Request {
   readonly method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   readonly path: string;
   readonly query?: Record<string, string | number | undefined>;
   readonly body?: unknown;
+  /** Headers of this call beside the client's own (the Idempotency-Key). */
+  readonly headers?: Record<string, string>;
   readonly options?: CallOptions;
 }
 
 interface Answer<T> {
   readonly data: T;
   readonly rateLimit: RateLimitState | null;
+  /** The answer carried `Idempotent-Replayed: true`. */
+  readonly replayed: boolean;
 }
 
 const DEFAULT_RETRY: RetryPolicy = { maxWaitSeconds: 60 };
@@ -246,21 +280,39 @@ export class ApiClient {
   }
 
   /**
-   * Reassigns up to 50 tasks at once. Never retried after a 429 (it is not idempotent in what it
-   * spends); the thrown ApiError carries `retryAfter` and the bulk budget.
+   * Reassigns up to 50 tasks at once, under an Idempotency-Key (`options.idempotencyKey`, else a
+   * new one). A try whose fate is unknown (no answer, 502, 503, 504) or whose key is still in flight
+   * (409) is sent again with the same key, at most BULK_RETRIES times, after the answer's
+   * Retry-After (a second when it names none; longer than the retry policy's maxWaitSeconds, it is
+   * thrown instead): the server applies and charges the key once, and a retry of one that was
+   * applied gets its stored answer (`replayed`). Never retried after a 429, or `retry: false`; the
+   * thrown ApiError carries `retryAfter` and the bulk budget.
    */
   async bulkReassign(
     taskIds: readonly number[],
     assigneeId: number,
-    options?: CallOptions,
+    options: BulkReassignOptions = {},
   ): Promise<BulkReassignOutcome> {
-    const { data, rateLimit } = await this.send<BulkReassignResult>({
+    const idempotencyKey =
+      options.idempotencyKey === undefined ? newIdempotencyKey() : options.idempotencyKey;
+    const request: Request = {
       method: 'PATCH',
       path: '/api/employee/tasks/bulk',
       body: { taskIds, assigneeId },
+      headers: idempotencyKey === null ? undefined : { 'idempotency-key': idempotencyKey },
       options,
-    });
-    return { ...data, rateLimit };
+    };
+    for (let retries = 0; ; retries++) {
+      try {
+        const { data, rateLimit, replayed } = await this.send<BulkReassignResult>(request);
+        return { ...data, rateLimit, idempotencyKey, replayed };
+      } catch (error) {
+        const wait =
+          idempotencyKey !== null && retries < BULK_RETRIES ? this.keyedRetryWait(error, options) : null;
+        if (wait === null) throw error;
+        await this.sleep(wait * 1000, options.signal);
+      }
+    }
   }
 
   /** The caller's budgets under every control that applies to it; spends nothing. */
@@ -341,8 +393,27 @@ export class ApiClient {
     return error.retryAfter <= policy.maxWaitSeconds ? error.retryAfter : null;
   }
 
-  private async attempt<T>({ method, path, query, body, options }: Request): Promise<Answer<T>> {
-    const headers: Record<string, string> = { accept: 'application/json' };
+  /** Seconds to wait before sending a keyed request again after `error`, or null to throw it. */
+  private keyedRetryWait(error: unknown, options: CallOptions): number | null {
+    if (!(error instanceof ApiError)) return null; // an abort, say
+    const setting = options.retry ?? this.options.retry;
+    if (setting === false) return null;
+    const unknownFate = error.code === 'NETWORK_ERROR' || RETRIED_STATUSES.has(error.status);
+    if (!unknownFate && error.code !== 'IDEMPOTENCY_KEY_IN_FLIGHT') return null;
+    const wait = error.retryAfter ?? BULK_RETRY_DEFAULT_SECONDS;
+    const policy = typeof setting === 'object' ? setting : DEFAULT_RETRY;
+    return wait <= policy.maxWaitSeconds ? wait : null;
+  }
+
+  private async attempt<T>({
+    method,
+    path,
+    query,
+    body,
+    headers: own,
+    options,
+  }: Request): Promise<Answer<T>> {
+    const headers: Record<string, string> = { accept: 'application/json', ...own };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (method !== 'GET' && this.token !== null) headers['x-csrf-token'] = this.token;
     const cookie = this.options.cookieJar?.header();
@@ -375,7 +446,7 @@ export class ApiClient {
     }
     if (response.ok) {
       const data = (response.status === 204 ? undefined : await response.json()) as T;
-      return { data, rateLimit };
+      return { data, rateLimit, replayed: response.headers.get('idempotent-replayed') === 'true' };
     }
     throw await toApiError(response, rateLimit, now);
   }
@@ -423,6 +494,19 @@ function queryString(query: Request['query']): string {
   for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, String(value));
   const text = params.toString();
   return text ? `?${text}` : '';
+}
+
+/**
+ * A new Idempotency-Key: a random UUID. `crypto.randomUUID` exists only in secure contexts (HTTPS,
+ * localhost); a page served over plain HTTP makes the same version-4 UUID from getRandomValues.
+ */
+export function newIdempotencyKey(): string {
+  if (typeof globalThis.crypto.randomUUID === 'function') return globalThis.crypto.randomUUID();
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(16));
+  bytes[6] = (bytes[6]! & 0x0f) | 0x40;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /** setTimeout as a promise that an AbortSignal can cut short. */

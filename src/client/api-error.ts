@@ -34,6 +34,9 @@ export const API_ERROR_CODES = [
   'PASSKEY_LIMIT',
   'SERVICE_UNAVAILABLE',
   'GATEWAY_TIMEOUT',
+  'IDEMPOTENCY_KEY_INVALID',
+  'IDEMPOTENCY_KEY_IN_FLIGHT',
+  'IDEMPOTENCY_KEY_REUSED',
 ] as const;
 
 /** A code the API itself answers with. */

@@ -2,10 +2,13 @@
 export {
   ApiClient,
   type ApiClientOptions,
+  BULK_RETRIES,
+  type BulkReassignOptions,
   type BulkReassignOutcome,
   type CallOptions,
   LOGIN_WORK_ROUNDS,
   type LoginOptions,
+  newIdempotencyKey,
   type RetryPolicy,
 } from './api-client.ts';
 export {

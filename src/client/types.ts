@@ -67,6 +67,7 @@ export const CONTROL_NAMES = [
   'login-account',
   'login-ip',
   'login-device',
+  'passkey-options',
 ] as const;
 
 export type ControlName = (typeof CONTROL_NAMES)[number];

@@ -26,6 +26,12 @@ export interface Database extends Queryable {
   readonly availability: Availability;
   /** Runs `work` on one dedicated connection (for session-level advisory locks). */
   withConnection<T>(work: (connection: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` inside BEGIN … COMMIT on a connection of its own; any throw rolls back. On the
+   * embedded database, whose one session every query shares, no other query runs until it ends
+   * (PGlite's own `transaction`), so nothing of another request lands inside it.
+   */
+  transaction<T>(work: (connection: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -76,10 +82,16 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   }
 }
 
+/** Whether `dataDir` holds an embedded database already (a server has started on it), without touching it. */
+export function holdsEmbeddedDatabase(dataDir: string): boolean {
+  return existsSync(path.join(dataDir, 'PG_VERSION'));
+}
+
 /**
  * PGlite's start parameters plus a small memory footprint: PostgreSQL's defaults size shared
  * buffers for a server of its own (128 MB, all touched at start), where the embedded database of
- * one process serves a few hundred rows. These keep the process near 200 MB instead of 700.
+ * one process serves a few hundred rows. These keep the process's memory a fraction of what the
+ * defaults take (measured: BENCHMARKS.md).
  */
 export function pgliteOptions(): { startParams: string[] } {
   return {
@@ -111,7 +123,7 @@ const PARTIAL = '.template-copy';
  * Without a template (no build yet) PGlite runs initdb itself, as before.
  */
 async function seedDataDirFromTemplate(dataDir: string): Promise<void> {
-  if (existsSync(path.join(dataDir, 'PG_VERSION'))) return;
+  if (holdsEmbeddedDatabase(dataDir)) return;
   if (!existsSync(path.join(PGLITE_TEMPLATE_DIR, 'PG_VERSION'))) return;
   const stage = path.join(dataDir, PARTIAL);
   const present = (await readdir(dataDir)).filter((entry) => entry !== LOCK_SOCKET);
@@ -142,6 +154,13 @@ function wrapPglite(db: PGlite, release: () => Promise<void> = async () => {}): 
     availability: new Availability(),
     query,
     withConnection,
+    transaction: (work) =>
+      db.transaction((tx) =>
+        work({
+          query: async <Row>(sql: string, params: readonly unknown[] = []) =>
+            (await tx.query<Row>(sql, params as unknown[])).rows,
+        }),
+      ),
     async close() {
       await db.close();
       await release();
@@ -200,12 +219,21 @@ function openPostgres(url: string, statementTimeoutMs: number): Database {
   const withConnection = async <T>(work: (connection: Queryable) => Promise<T>): Promise<T> => {
     const client = await guarded(() => pool.connect());
     let broken = false;
+    // A checked-out client is ours alone: the pool stops listening to its errors, and one that
+    // comes between two statements (a server shutting down ends every session) would otherwise be
+    // an 'error' event nobody handles, which ends the process. The next statement then fails.
+    const onError = (error: Error) => {
+      broken = true;
+      if (isUnavailable(error)) availability.failed(error);
+    };
+    client.on('error', onError);
     try {
       return await work({ query: run(client) });
     } catch (error) {
-      broken = error instanceof DatabaseUnavailableError && !isStatementTimeout(error.cause);
+      broken ||= error instanceof DatabaseUnavailableError && !isStatementTimeout(error.cause);
       throw error;
     } finally {
+      client.removeListener('error', onError);
       // A connection that broke (or still runs a statement the client gave up on) is destroyed.
       client.release(broken);
     }
@@ -215,6 +243,7 @@ function openPostgres(url: string, statementTimeoutMs: number): Database {
     availability,
     query: run(pool),
     withConnection,
+    transaction: (work) => withConnection((connection) => inTransaction(connection, () => work(connection))),
     close: () => pool.end(),
   };
 }

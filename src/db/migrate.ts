@@ -43,6 +43,14 @@ export async function migrate(
   });
 }
 
+/** Whether migrations have ever run on `db` (a server has started on it): its bookkeeping table exists. */
+export async function hasBeenMigrated(db: Queryable): Promise<boolean> {
+  const [row] = await db.query<{ name: string | null }>(
+    "SELECT to_regclass('schema_migrations')::text AS name",
+  );
+  return row?.name != null;
+}
+
 const LOCK_POLL_MS = 100;
 
 async function tryLock(connection: Queryable): Promise<boolean> {

@@ -2,10 +2,11 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifySchema, RouteOptions } from 'fastify';
 import { ERRORS, type ErrorCode } from '../errors.ts';
-import { BULK_MAX_TASKS, PASSKEYS_MAX } from '../limits.ts';
+import { BULK_MAX_TASKS, IDEMPOTENCY_KEY_MAX_LENGTH, PASSKEYS_MAX } from '../limits.ts';
 import { CONTROLS, type ControlName, planForRoute, type RoutePlan } from '../rate-limit/policy.ts';
 import type { Access } from './plugins/authorization.ts';
 import { CSRF_COOKIE, CSRF_HEADER } from './plugins/csrf.ts';
+import { IDEMPOTENCY_KEY_HEADER, IN_FLIGHT_RETRY_AFTER, REPLAYED_HEADER } from './plugins/idempotency.ts';
 import { SESSION_COOKIE } from './plugins/session.ts';
 import { workAskedSchema } from './proved-work-schemas.ts';
 import { ref } from './schemas.ts';
@@ -127,6 +128,16 @@ const DETAILS: Partial<Record<ErrorCode, { properties: Record<string, unknown>; 
     },
     required: ['max'],
   },
+  IDEMPOTENCY_KEY_IN_FLIGHT: {
+    properties: {
+      retryAfter: {
+        type: 'integer',
+        enum: [IN_FLIGHT_RETRY_AFTER],
+        description: 'Seconds to wait before sending the same request with the same key again.',
+      },
+    },
+    required: ['retryAfter'],
+  },
   PASSKEY_LIMIT: {
     properties: {
       max: { type: 'integer', enum: [PASSKEYS_MAX], description: 'The most passkeys an account may hold.' },
@@ -201,14 +212,64 @@ export interface RouteShape {
   readonly method: string;
   readonly url: string;
   readonly access: Access;
+  /** Whether it takes an Idempotency-Key (plugins/idempotency.ts). */
+  readonly idempotencyKey: boolean;
   readonly schema: FastifySchema;
 }
 
 export function routeShape(route: Pick<RouteOptions, 'method' | 'url' | 'config' | 'schema'>): RouteShape {
   const methods = Array.isArray(route.method) ? route.method : [route.method];
   const method = methods.find((m) => m !== 'HEAD') ?? 'GET';
-  const access = (route.config as { access?: Access } | undefined)?.access ?? 'public';
-  return { method, url: route.url, access, schema: route.schema ?? {} };
+  const config = route.config as { access?: Access; idempotencyKey?: boolean } | undefined;
+  return {
+    method,
+    url: route.url,
+    access: config?.access ?? 'public',
+    idempotencyKey: config?.idempotencyKey === true,
+    schema: route.schema ?? {},
+  };
+}
+
+/** The request header of a route that takes an Idempotency-Key, as a headers schema (documentation only). */
+const IDEMPOTENCY_KEY_PARAMETER = {
+  type: 'object',
+  properties: {
+    [IDEMPOTENCY_KEY_HEADER]: {
+      type: 'string',
+      minLength: 1,
+      maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
+      pattern: '^[\\x20-\\x7E]+$',
+      description:
+        `1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} printable ASCII characters (a new UUID per operation), kept by the ` +
+        'client for its retries: a 200 is stored for IDEMPOTENCY_TTL (24 h) and replayed to the same ' +
+        'caller for the same body with Idempotent-Replayed: true, changing nothing and spending no ' +
+        'budget; another body under the key is 422 IDEMPOTENCY_KEY_REUSED; while the first request ' +
+        'is in flight, 409 IDEMPOTENCY_KEY_IN_FLIGHT with Retry-After: 1. Other answers are not ' +
+        'stored: the key may be sent again. Not valid: 400 IDEMPOTENCY_KEY_INVALID.',
+    },
+  },
+} as const;
+
+/** The headers only a route that takes a key answers with: the replay's mark, the in-flight wait. */
+function idempotencyHeaders(status: number): Record<string, unknown> {
+  if (status === 200)
+    return {
+      [REPLAYED_HEADER]: header({
+        schema: { type: 'string', enum: ['true'] },
+        description:
+          'The stored answer of an earlier request with the same Idempotency-Key: nothing was changed or spent now.',
+        required: false,
+      }),
+    };
+  if (status === 409)
+    return {
+      'Retry-After': header({
+        schema: { type: 'integer', enum: [IN_FLIGHT_RETRY_AFTER] },
+        description: 'Seconds to wait before sending the same request with the same key again.',
+        required: true,
+      }),
+    };
+  return {};
 }
 
 /**
@@ -235,6 +296,13 @@ export function routeCodes(shape: RouteShape, plan: RoutePlan): ErrorCode[] {
   if (shape.access === 'admin') codes.add('FORBIDDEN');
   const { body, querystring, params } = shape.schema as Record<string, unknown>;
   if (body || querystring || params) codes.add('VALIDATION_ERROR');
+  if (shape.idempotencyKey)
+    for (const code of [
+      'IDEMPOTENCY_KEY_INVALID',
+      'IDEMPOTENCY_KEY_IN_FLIGHT',
+      'IDEMPOTENCY_KEY_REUSED',
+    ] as const)
+      codes.add(code);
   for (const code of declaredCodes((shape.schema.response ?? {}) as Record<string, unknown>)) codes.add(code);
   return [...codes];
 }
@@ -288,11 +356,13 @@ export function documentedSchema(
         'Cache-Control': NO_STORE,
         ...(limited ? rateLimitHeaders(controls, status === 429) : {}),
         ...(WAIT_STATUSES.has(status) ? { 'Retry-After': RETRY_AFTER } : {}),
+        ...(shape.idempotencyKey ? idempotencyHeaders(status) : {}),
         ...ownHeaders,
       },
     };
   }
-  return { ...shape.schema, response, security: routeSecurity(shape) } as FastifySchema;
+  const headers = shape.idempotencyKey ? { headers: IDEMPOTENCY_KEY_PARAMETER } : {};
+  return { ...shape.schema, ...headers, response, security: routeSecurity(shape) } as FastifySchema;
 }
 
 /** The Set-Cookie a response sends, documented by the route that sends it. */
@@ -307,6 +377,7 @@ const STATUS_DESCRIPTIONS: Readonly<Record<number, string>> = {
   404: 'No such resource.',
   413: 'The body is too large.',
   415: 'The body is not JSON.',
+  409: 'Another request with the same Idempotency-Key is still in flight: wait Retry-After seconds.',
   422: 'The request is valid but names something that cannot be used.',
   429: 'A rate-limit control refused: wait Retry-After seconds.',
   500: 'Something failed on our side; the answer shows nothing of it.',

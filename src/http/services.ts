@@ -11,11 +11,12 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { ClientsRepository } from '../db/repositories/clients.ts';
+import type { IdempotencyKeysRepository } from '../db/repositories/idempotency-keys.ts';
 import type { PasskeysRepository } from '../db/repositories/passkeys.ts';
 import type { TasksRepository } from '../db/repositories/tasks.ts';
 import type { UsersRepository } from '../db/repositories/users.ts';
 import type { RateLimitEngine } from '../rate-limit/engine.ts';
-import type { ReadinessCheck } from '../rate-limit/stores/store.ts';
+import type { ReadinessState } from './readiness.ts';
 
 export interface Services {
   readonly config: Config;
@@ -23,6 +24,8 @@ export interface Services {
   readonly db: Database;
   readonly users: UsersRepository;
   readonly tasks: TasksRepository;
+  /** Bulk reassignments' Idempotency-Keys: in-flight marks and stored answers. */
+  readonly idempotencyKeys: IdempotencyKeysRepository;
   readonly clients: ClientsRepository;
   readonly sessions: SessionService;
   readonly passwords: PasswordChecker;
@@ -39,6 +42,6 @@ export interface Services {
   readonly ceremonies: PasskeyCeremonies;
   /** Where locks, admin resets and refused known devices are recorded (a SecurityEventSink) and read back. */
   readonly securityEvents: SecurityEventLog;
-  /** Extra readiness checks (the Redis store adds its own); each answers a dependency's state. */
-  readonly readiness: readonly ReadinessCheck[];
+  /** The dependencies' state, looked at once a second at most: /readyz answers it, /metrics shows it. */
+  readonly readiness: ReadinessState;
 }

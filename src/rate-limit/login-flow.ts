@@ -17,10 +17,14 @@ export type LoginAttempt =
 
 export interface LoginFlowOptions {
   readonly engine: RateLimitEngine;
-  /** The policy's login plan: the controls of a known-device attempt and of every other one, in order. */
+  /**
+   * The policy's login plan: the controls of a known-device attempt and of every other one, in
+   * order, and those a failure also counts against without their refusing the attempt.
+   */
   readonly plan: {
     readonly unknownDevice: readonly ControlName[];
     readonly knownDevice: readonly ControlName[];
+    readonly failuresAlsoCount?: readonly ControlName[];
   };
   /** Told when a lock starts, once per lock (contract §8). */
   readonly events: SecurityEventSink;
@@ -54,10 +58,8 @@ export class LoginFlow {
     const { engine } = this;
     const name = this.plan.unknownDevice.find((control) => engine.controls[control].control.key === keyKind);
     if (!name) return null;
-    const key = keyFor(
-      engine.controls[name].control,
-      callerWith(caller, { account: normaliseEmail(email) }),
-    )!;
+    const key = keyFor(engine.controls[name].control, callerWith(caller, { account: normaliseEmail(email) }));
+    if (key === null) return null; // the address of a trusted network: no per-address control
     return then(engine.peek(name, key), (verdict) => (verdict.refused ? verdict : null));
   }
 
@@ -106,9 +108,32 @@ export class LoginFlow {
           );
           return;
         }
-        await Promise.all(reserved.map((r) => this.lockIfFilled(r, account)));
+        await Promise.all([
+          ...reserved.map((r) => this.lockIfFilled(r, account)),
+          ...(deviceId === null ? this.countFailure(subject, account) : []),
+        ]);
       },
     };
+  }
+
+  /**
+   * A failure counted against the plan's `failuresAlsoCount` controls (a passkey's against its
+   * account's password sign-ins): nothing was reserved there and nothing is refused by them, so
+   * the failure is recorded now; one that fills the budget starts its lock. A budget already spent
+   * records nothing more: that lock has started already.
+   */
+  private countFailure(subject: Caller, account: string | null): Promise<void>[] {
+    const counted: Promise<void>[] = [];
+    for (const name of this.plan.failuresAlsoCount ?? []) {
+      const key = keyFor(this.engine.controls[name].control, subject);
+      if (key === null) continue;
+      counted.push(
+        Promise.resolve(this.engine.consume(name, key)).then((verdict) =>
+          verdict.refused ? undefined : this.lockIfFilled({ name, key, verdict }, account),
+        ),
+      );
+    }
+    return counted;
   }
 
   /**

@@ -11,6 +11,7 @@ export const CONTROL_NAMES = [
   'login-account',
   'login-ip',
   'login-device',
+  'passkey-options',
 ] as const;
 
 export type ControlName = (typeof CONTROL_NAMES)[number];
@@ -27,12 +28,21 @@ export interface Caller {
   readonly deviceId: string | null;
   /** The client address key (IPv6 by prefix), worked out only when a control needs it. */
   ipKey(): string;
+  /**
+   * Whether the client address is in RATE_LIMIT_TRUSTED_NETWORKS (an office behind one NAT
+   * address): then the controls keyed by the address alone do not apply (`keyFor`).
+   */
+  inTrustedNetwork(): boolean;
 }
 
 export interface Control {
   readonly name: ControlName;
   readonly code: ErrorCode;
-  /** What the key is made of: the user id, the client IP (IPv6 by prefix), the account's email, the device id. */
+  /**
+   * What the key is made of: the user id, the client IP (IPv6 by prefix), the account's email, the
+   * device id. `ip` is a per-address control: a caller in a trusted network has no key under it, so
+   * it does not apply to them (docs/rules.md#rate-limits); every other key holds for everyone.
+   */
   readonly key: 'user-else-ip' | 'user' | 'ip' | 'account' | 'device';
   /** What spends the budget: every request on the route, or only failed credential checks. */
   readonly counts: 'every-request' | 'failed-logins';
@@ -49,6 +59,7 @@ export interface PolicyLimits {
   readonly loginAccount: Budget;
   readonly loginIp: Budget;
   readonly loginDevice: Budget;
+  readonly passkeyOptions: Budget;
   /** The controls in shadow mode (RATE_LIMIT_SHADOW): they decide and count, but never refuse. */
   readonly shadow: readonly ControlName[];
 }
@@ -103,6 +114,16 @@ export const CONTROLS: Readonly<Record<ControlName, Control>> = {
     reportedFor: 'known-device',
     budget: (l) => l.loginDevice, // RATE_LIMIT_LOGIN_DEVICE, default 10/15m
   },
+  // Each passkey sign-in's options keep a challenge: a budget per address, so no one address fills
+  // the store of challenges (docs/rules.md#passkeys). Its 429 is the login's.
+  'passkey-options': {
+    name: 'passkey-options',
+    code: 'LOGIN_RATE_LIMIT',
+    key: 'ip',
+    counts: 'every-request',
+    reportedFor: 'everyone',
+    budget: (l) => l.passkeyOptions, // RATE_LIMIT_PASSKEY_OPTIONS, default 30/1m
+  },
 };
 
 /** A control with its budget and mode bound from the config, and its constant header values made once. */
@@ -144,7 +165,8 @@ export function keyFor(control: Control, caller: Caller): string | null {
     case 'user-else-ip':
       return caller.userId !== null ? `u${caller.userId}` : `ip${caller.ipKey()}`;
     case 'ip':
-      return caller.ipKey();
+      // Per address alone: a trusted network's callers share one address, so they skip it.
+      return caller.inTrustedNetwork() ? null : caller.ipKey();
     case 'account':
       return caller.account;
     case 'device':
@@ -162,6 +184,7 @@ export function callerWith(
     account: parts.account === undefined ? caller.account : parts.account,
     deviceId: parts.deviceId === undefined ? caller.deviceId : parts.deviceId,
     ipKey: () => caller.ipKey(),
+    inTrustedNetwork: () => caller.inTrustedNetwork(),
   };
 }
 
@@ -184,24 +207,30 @@ export function controlsFor(caller: Caller): { name: ControlName; key: string }[
  * What a route is subject to. Decided once per route when it is registered, never per request
  * from the URL, so the exemptions hold by construction:
  * - `controls`: these controls count every request, and nothing else applies (no generic bucket);
+ *   with `repeats: 'free'`, a repeat is shown the budget without spending it. A repeat is a request
+ *   naming an Idempotency-Key that another request of the same caller holds, in flight or answered
+ *   (docs/rules.md#idempotent-bulk-reassignment): that request was charged, and the repeat can
+ *   change nothing (it is answered the stored answer, 409 or 422), so one key is charged once;
  * - `login`: only the login-failure controls, checked before the password, spent by failures:
  *   `knownDevice` for an attempt with a valid device cookie for the submitted account, else
- *   `unknownDevice`, each in the order checked;
+ *   `unknownDevice`, each in the order checked; `failuresAlsoCount`: controls a failure is counted
+ *   against too, which never refuse an attempt of this route;
  * - `exempt`: no control at all;
  * - `generic`: the generic bucket of the caller's state (per user when signed in, else per IP).
  */
 export type RoutePlan =
-  | { readonly kind: 'controls'; readonly controls: readonly ControlName[] }
+  | { readonly kind: 'controls'; readonly controls: readonly ControlName[]; readonly repeats?: 'free' }
   | {
       readonly kind: 'login';
       readonly unknownDevice: readonly ControlName[];
       readonly knownDevice: readonly ControlName[];
+      readonly failuresAlsoCount?: readonly ControlName[];
     }
   | { readonly kind: 'exempt' }
   | { readonly kind: 'generic'; readonly authenticated: ControlName; readonly unauthenticated: ControlName };
 
 export const ROUTE_PLANS: Readonly<Record<string, RoutePlan>> = {
-  'PATCH /api/employee/tasks/bulk': { kind: 'controls', controls: ['task-bulk'] },
+  'PATCH /api/employee/tasks/bulk': { kind: 'controls', controls: ['task-bulk'], repeats: 'free' },
   'GET /api/csrf-token': { kind: 'exempt' }, // the login entry path never meets generic pressure
   // The address first: a burst from one address is refused before it leaves state for every email.
   'POST /api/auth/login': {
@@ -210,14 +239,16 @@ export const ROUTE_PLANS: Readonly<Record<string, RoutePlan>> = {
     knownDevice: ['login-device'],
   },
   'GET /api/rate-limits': { kind: 'exempt' }, // reads the caller's budgets, never spends them
-  // Contract §14: a passkey sign-in is on the login entry path. Its options spend nothing (a
-  // challenge is no check); its failures count like a wrong password's, by address and, when the
-  // credential names one, by account. A device cookie changes nothing: there is no password to guess.
-  'POST /api/auth/passkey/options': { kind: 'exempt' },
+  'POST /api/auth/passkey/options': { kind: 'controls', controls: ['passkey-options'] },
+  // A passkey sign-in is on the login entry path (docs/rules.md#passkeys). Its failures count like
+  // a wrong password's, by address and, when the credential names one, against the account's
+  // password sign-ins; but only the address refuses it: a passkey cannot be guessed, so others'
+  // wrong passwords must not lock it. A device cookie changes nothing: there is no password to guess.
   'POST /api/auth/passkey/login': {
     kind: 'login',
-    unknownDevice: ['login-ip', 'login-account'],
+    unknownDevice: ['login-ip'],
     knownDevice: [],
+    failuresAlsoCount: ['login-account'],
   },
 };
 

@@ -618,7 +618,7 @@ export interface paths {
     };
   };
   "/api/auth/passkey/options": {
-    /** Request options for a passkey sign-in: a fresh challenge that works once, for 5 minutes, for this browser */
+    /** Request options for a passkey sign-in: a fresh challenge that works once, for 5 minutes, for this browser, in place of its previous one. A full store of challenges answers 503 LOGIN_BUSY. */
     post: {
       responses: {
         /** @description PublicKeyCredentialRequestOptionsJSON (WebAuthn Level 3), for navigator.credentials.get(); no allowCredentials. */
@@ -626,6 +626,16 @@ export interface paths {
           headers: {
             /** @description No answer of the API is stored by caches. */
             "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
           };
           content: {
             "application/json": {
@@ -640,6 +650,16 @@ export interface paths {
           headers: {
             /** @description No answer of the API is stored by caches. */
             "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
           };
           content: {
             "application/json": components["schemas"]["Error"] & (OneOf<[{
@@ -663,6 +683,16 @@ export interface paths {
           headers: {
             /** @description No answer of the API is stored by caches. */
             "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
           };
           content: {
             "application/json": components["schemas"]["Error"] & {
@@ -677,6 +707,16 @@ export interface paths {
           headers: {
             /** @description No answer of the API is stored by caches. */
             "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
           };
           content: {
             "application/json": components["schemas"]["Error"] & {
@@ -691,6 +731,16 @@ export interface paths {
           headers: {
             /** @description No answer of the API is stored by caches. */
             "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
           };
           content: {
             "application/json": components["schemas"]["Error"] & {
@@ -700,11 +750,49 @@ export interface paths {
             };
           };
         };
+        /** @description A rate-limit control refused: wait Retry-After seconds. */
+        429: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit": number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining": number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset": number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy": string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "LOGIN_RATE_LIMIT";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            };
+          };
+        };
         /** @description Something failed on our side; the answer shows nothing of it. */
         500: {
           headers: {
             /** @description No answer of the API is stored by caches. */
             "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
           };
           content: {
             "application/json": components["schemas"]["Error"] & {
@@ -719,17 +807,38 @@ export interface paths {
           headers: {
             /** @description No answer of the API is stored by caches. */
             "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
             /** @description Seconds to wait before trying again (429 and 503). */
             "Retry-After": number;
           };
           content: {
-            "application/json": components["schemas"]["Error"] & {
+            "application/json": components["schemas"]["Error"] & (OneOf<[{
               /** @enum {string} */
-              code: "DATABASE_UNAVAILABLE";
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
               message: string;
               /** @description Seconds to wait. */
               retryAfter: number;
-            };
+            }, {
+              /** @enum {string} */
+              code: "LOGIN_BUSY";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+              /** @description Proved work (contract §15): a nonce such that SHA-256 of `challenge + ":" + nonce` starts with at least `bits` zero bits, sent back as the login body's `work`, puts the attempt ahead of those that proved less. Valid 2 minutes, once, for the same email. */
+              work?: {
+                challenge: string;
+                bits: number;
+              };
+            }]>);
           };
         };
       };
@@ -1367,7 +1476,7 @@ export interface paths {
     };
   };
   "/api/auth/passkeys/registration-options": {
-    /** Creation options for a new passkey: the challenge works once, for 5 minutes, for this session. Needs a sign-in within the last 10 minutes. */
+    /** Creation options for a new passkey: the challenge works once, for 5 minutes, for this session. Needs a sign-in within the last 10 minutes. A full store of challenges answers 503 LOGIN_BUSY. */
     post: {
       responses: {
         /** @description PublicKeyCredentialCreationOptionsJSON (WebAuthn Level 3), for navigator.credentials.create(). */
@@ -1631,13 +1740,24 @@ export interface paths {
             "Retry-After": number;
           };
           content: {
-            "application/json": components["schemas"]["Error"] & ({
+            "application/json": components["schemas"]["Error"] & (OneOf<[{
               /** @enum {string} */
               code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
               message: string;
               /** @description Seconds to wait. */
               retryAfter: number;
-            });
+            }, {
+              /** @enum {string} */
+              code: "LOGIN_BUSY";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+              /** @description Proved work (contract §15): a nonce such that SHA-256 of `challenge + ":" + nonce` starts with at least `bits` zero bits, sent back as the login body's `work`, puts the attempt ahead of those that proved less. Valid 2 minutes, once, for the same email. */
+              work?: {
+                challenge: string;
+                bits: number;
+              };
+            }]>);
           };
         };
       };
@@ -2817,6 +2937,12 @@ export interface paths {
   "/api/employee/tasks/bulk": {
     /** Reassign 1–50 tasks at once, atomically; results in request order */
     patch: {
+      parameters: {
+        header?: {
+          /** @description 1 to 255 printable ASCII characters (a new UUID per operation), kept by the client for its retries: a 200 is stored for IDEMPOTENCY_TTL (24 h) and replayed to the same caller for the same body with Idempotent-Replayed: true, changing nothing and spending no budget; another body under the key is 422 IDEMPOTENCY_KEY_REUSED; while the first request is in flight, 409 IDEMPOTENCY_KEY_IN_FLIGHT with Retry-After: 1. Other answers are not stored: the key may be sent again. Not valid: 400 IDEMPOTENCY_KEY_INVALID. */
+          "Idempotency-Key"?: string;
+        };
+      };
       requestBody: {
         content: {
           "application/json": {
@@ -2841,6 +2967,8 @@ export interface paths {
             "RateLimit-Policy"?: string;
             /** @description The same control, what remains (r) and the seconds until it admits again (t). */
             RateLimit?: string;
+            /** @description The stored answer of an earlier request with the same Idempotency-Key: nothing was changed or spent now. */
+            "Idempotent-Replayed"?: "true";
           };
           content: {
             "application/json": {
@@ -2873,9 +3001,9 @@ export interface paths {
             RateLimit?: string;
           };
           content: {
-            "application/json": components["schemas"]["Error"] & OneOf<[{
+            "application/json": components["schemas"]["Error"] & (OneOf<[{
               /** @enum {string} */
-              code: "INVALID_JSON";
+              code: "IDEMPOTENCY_KEY_INVALID" | "INVALID_JSON";
               message: string;
             }, {
               /** @enum {string} */
@@ -2895,7 +3023,7 @@ export interface paths {
                   path: string;
                   message: string;
                 }[];
-            }]>;
+            }]>);
           };
         };
         /** @description No valid session, or wrong credentials. */
@@ -2943,6 +3071,37 @@ export interface paths {
               /** @enum {string} */
               code: "CSRF_INVALID";
               message: string;
+            };
+          };
+        };
+        /** @description Another request with the same Idempotency-Key is still in flight: wait Retry-After seconds. */
+        409: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+            /** @description Seconds to wait before sending the same request with the same key again. */
+            "Retry-After": 1;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "IDEMPOTENCY_KEY_IN_FLIGHT";
+              message: string;
+              /**
+               * @description Seconds to wait before sending the same request with the same key again.
+               * @enum {integer}
+               */
+              retryAfter: 1;
             };
           };
         };
@@ -3011,11 +3170,11 @@ export interface paths {
             RateLimit?: string;
           };
           content: {
-            "application/json": components["schemas"]["Error"] & {
+            "application/json": components["schemas"]["Error"] & ({
               /** @enum {string} */
-              code: "ASSIGNEE_NOT_FOUND";
+              code: "ASSIGNEE_NOT_FOUND" | "IDEMPOTENCY_KEY_REUSED";
               message: string;
-            };
+            });
           };
         };
         /** @description A rate-limit control refused: wait Retry-After seconds. */

@@ -1,4 +1,5 @@
 // An app on a database of its own that a test may close, to see how the service fails without one.
+import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { TestClient, testConfig } from './app.ts';
@@ -6,6 +7,7 @@ import { privateTestDatabase, type TestDatabase } from './database.ts';
 import { checkAnswersAgainstDocument } from './openapi-conformance.ts';
 
 export interface ClosableDatabaseApp {
+  readonly app: FastifyInstance;
   readonly database: TestDatabase;
   /** The app's clock: /readyz looks at the database again once it has moved a second. */
   readonly clock: ManualClock;
@@ -22,6 +24,7 @@ export async function appWithClosableDatabase(): Promise<ClosableDatabaseApp> {
   checkAnswersAgainstDocument(app);
   let nextAddress = 1;
   return {
+    app,
     database,
     clock,
     client: () => new TestClient(app, `203.0.113.${nextAddress++}`),

@@ -18,6 +18,8 @@ export interface RedisTarget {
   /** Decide at this clock's time instead of Redis TIME (the store-contract suite moves it). */
   readonly clock?: Clock;
   readonly timeoutMs?: number;
+  /** Live single-use marks per scope at most (the store's default when absent). */
+  readonly marksMax?: number;
 }
 
 /** The `redis` part of a Config, as the server would read it from the environment. */
@@ -38,6 +40,7 @@ export async function openRedisStore(target: RedisTarget = {}): Promise<RedisSto
     keyPrefix: config.keyPrefix,
     timeoutMs: config.commandTimeoutMs,
     clock: target.clock,
+    marksMax: target.marksMax,
   });
   if (!(await store.ready(5000))) {
     await store.close();

@@ -2,10 +2,17 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';
+import { WORK_SERIES_SLOTS } from '../../src/limits.ts';
 import type { RateDecision, RateLimitStore, RateRule } from '../../src/rate-limit/stores/store.ts';
 
-/** Makes a fresh, empty store whose decisions follow `clock` (the suite moves it by hand). */
-export type StoreFactory = (clock: ManualClock) => RateLimitStore | Promise<RateLimitStore>;
+/**
+ * Makes a fresh, empty store whose decisions follow `clock` (the suite moves it by hand) and that
+ * keeps at most `marksMax` single-use marks per scope (the store's default when absent).
+ */
+export type StoreFactory = (
+  clock: ManualClock,
+  options?: { readonly marksMax?: number },
+) => RateLimitStore | Promise<RateLimitStore>;
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -22,9 +29,9 @@ type Brief = [allowed: boolean, remaining: number, resetMs: number];
 const brief = (d: RateDecision): Brief => [d.allowed, d.remaining, d.resetMs];
 
 export function storeContract(makeStore: StoreFactory): void {
-  async function setup(t: TestContext) {
+  async function setup(t: TestContext, options?: { readonly marksMax?: number }) {
     const clock = new ManualClock(START);
-    const store = await makeStore(clock);
+    const store = await makeStore(clock, options);
     t.after(() => store.close());
     const consume = async (rule: RateRule, key = 'k') => store.consume(rule, key);
     const peek = async (rule: RateRule, key = 'k') => store.peek(rule, key);
@@ -292,90 +299,135 @@ export function storeContract(makeStore: StoreFactory): void {
     }
   });
 
-  describe('claimOnce: take-once', () => {
-    it('grants the first claim of a key and refuses every later one while it lasts', async (t) => {
+  describe('claimOnce: a slot of a series, once', () => {
+    it('grants the first claim of a slot and refuses every later one while its series is kept', async (t) => {
       const { clock, store } = await setup(t);
-      assert.equal(await store.claimOnce('work', 'id-1', MINUTE), true);
-      assert.equal(await store.claimOnce('work', 'id-1', MINUTE), false);
+      assert.equal(await store.claimOnce('work', 'series-1', 0, MINUTE), true);
+      assert.equal(await store.claimOnce('work', 'series-1', 0, MINUTE), false);
       clock.advance(MINUTE - 1);
-      assert.equal(await store.claimOnce('work', 'id-1', MINUTE), false);
+      assert.equal(await store.claimOnce('work', 'series-1', 0, MINUTE), false);
     });
 
-    it('lasts its time to the millisecond, then the key may be claimed again', async (t) => {
-      const { clock, store } = await setup(t);
-      assert.equal(await store.claimOnce('work', 'id', 10 * SECOND), true);
-      clock.advance(10 * SECOND);
-      assert.equal(await store.claimOnce('work', 'id', 10 * SECOND), true);
-    });
-
-    it('keeps scopes, keys and the budgets apart', async (t) => {
+    it('keeps scopes, series, slots and the budgets apart', async (t) => {
       const { store } = await setup(t);
-      assert.equal(await store.claimOnce('work', 'k', MINUTE), true);
-      assert.equal(await store.claimOnce('work', 'other', MINUTE), true);
-      assert.equal(await store.claimOnce(log3.name, 'k', MINUTE), true, 'another scope');
-      await store.consume(log3, 'k');
-      await store.reset(log3, 'k');
-      assert.equal(await store.claimOnce('work', 'k', MINUTE), false, 'a reset of a rule leaves claims');
+      assert.equal(await store.claimOnce('work', 's', 7, MINUTE), true);
+      assert.equal(await store.claimOnce('work', 's', 8, MINUTE), true);
+      assert.equal(await store.claimOnce('work', 's', 100_000, MINUTE), true, 'a high slot');
+      assert.equal(await store.claimOnce('work', 'other', 7, MINUTE), true);
+      assert.equal(await store.claimOnce(log3.name, 's', 7, MINUTE), true, 'another scope');
+      await store.consume(log3, 's');
+      await store.reset(log3, 's');
+      assert.equal(await store.claimOnce('work', 's', 7, MINUTE), false, 'a reset of a rule leaves claims');
+      assert.equal(await store.claimOnce('work', 's', 100_000, MINUTE), false);
       assert.equal((await store.peek(log3, 'k')).remaining, 3, 'a claim spends no budget');
     });
 
-    it('of 50 parallel claims of one key exactly one is granted', async (t) => {
+    it('refuses a slot no series has (negative, fractional, past the last)', async (t) => {
       const { store } = await setup(t);
-      const granted = await Promise.all(
-        Array.from({ length: 50 }, () => store.claimOnce('work', 'hot', MINUTE)),
+      for (const slot of [-1, 0.5, WORK_SERIES_SLOTS])
+        assert.equal(await store.claimOnce('work', 's', slot, MINUTE), false, String(slot));
+    });
+
+    it('of 50 parallel claims of one slot exactly one is granted, and claims of 50 slots all are', async (t) => {
+      const { store } = await setup(t);
+      const one = await Promise.all(
+        Array.from({ length: 50 }, () => store.claimOnce('work', 'hot', 3, MINUTE)),
       );
-      assert.equal(granted.filter(Boolean).length, 1);
+      assert.equal(one.filter(Boolean).length, 1);
+      const many = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => store.claimOnce('work', 'hot', 100 + i, MINUTE)),
+      );
+      assert.equal(many.filter(Boolean).length, 50);
     });
   });
 
   describe('single-use marks', () => {
     it('a mark is taken once, then is gone', async (t) => {
       const { store } = await setup(t);
-      await store.putOnce('challenge', 'm1', MINUTE);
-      assert.equal(await store.takeOnce('challenge', 'm1'), true);
-      assert.equal(await store.takeOnce('challenge', 'm1'), false);
+      assert.equal(await store.putOnce('challenge', 'browser', 'm1', MINUTE), 0);
+      assert.equal(await store.takeOnce('challenge', 'browser', 'm1'), true);
+      assert.equal(await store.takeOnce('challenge', 'browser', 'm1'), false);
     });
 
-    it('a mark never put, or put under another scope or key, is not there', async (t) => {
+    it('a mark never put, or put under another scope or holder, is not there; another mark leaves it', async (t) => {
       const { store } = await setup(t);
-      await store.putOnce('challenge', 'm1', MINUTE);
-      assert.equal(await store.takeOnce('challenge', 'm2'), false);
-      assert.equal(await store.takeOnce('other', 'm1'), false);
-      assert.equal(await store.takeOnce('challenge', 'm1'), true);
+      await store.putOnce('challenge', 'browser', 'm1', MINUTE);
+      assert.equal(await store.takeOnce('challenge', 'browser', 'm2'), false);
+      assert.equal(await store.takeOnce('challenge', 'other', 'm1'), false);
+      assert.equal(await store.takeOnce('other', 'browser', 'm1'), false);
+      assert.equal(await store.takeOnce('challenge', 'browser', 'm1'), true);
+    });
+
+    it('a holder holds one mark: a new one replaces its previous one, and leaves other holders’ alone', async (t) => {
+      const { store } = await setup(t);
+      await store.putOnce('challenge', 'browser', 'first', MINUTE);
+      await store.putOnce('challenge', 'neighbour', 'first', MINUTE);
+      await store.putOnce('challenge', 'browser', 'second', MINUTE);
+      assert.equal(await store.takeOnce('challenge', 'browser', 'first'), false, 'replaced');
+      assert.equal(await store.takeOnce('challenge', 'browser', 'second'), true);
+      assert.equal(await store.takeOnce('challenge', 'neighbour', 'first'), true);
     });
 
     it('a mark lasts its time to the millisecond, and an expired one is not taken', async (t) => {
       const { clock, store } = await setup(t);
-      await store.putOnce('challenge', 'early', MINUTE);
-      await store.putOnce('challenge', 'late', MINUTE);
+      await store.putOnce('challenge', 'early', 'm', MINUTE);
+      await store.putOnce('challenge', 'late', 'm', MINUTE);
       clock.advance(MINUTE - 1);
-      assert.equal(await store.takeOnce('challenge', 'early'), true);
+      assert.equal(await store.takeOnce('challenge', 'early', 'm'), true);
       clock.advance(1);
-      assert.equal(await store.takeOnce('challenge', 'late'), false);
+      assert.equal(await store.takeOnce('challenge', 'late', 'm'), false);
     });
 
     it('putting a mark again restarts its time', async (t) => {
       const { clock, store } = await setup(t);
-      await store.putOnce('challenge', 'm', MINUTE);
+      await store.putOnce('challenge', 'browser', 'm', MINUTE);
       clock.advance(MINUTE - 10);
-      await store.putOnce('challenge', 'm', MINUTE);
+      await store.putOnce('challenge', 'browser', 'm', MINUTE);
       clock.advance(30 * SECOND);
-      assert.equal(await store.takeOnce('challenge', 'm'), true);
+      assert.equal(await store.takeOnce('challenge', 'browser', 'm'), true);
+    });
+
+    it('a full scope refuses a newcomer with the wait until its first mark ends, and drops no live mark', async (t) => {
+      const { clock, store } = await setup(t, { marksMax: 3 });
+      for (const holder of ['a', 'b', 'c']) {
+        assert.equal(await store.putOnce('challenge', holder, `m-${holder}`, MINUTE), 0);
+        clock.advance(SECOND);
+      }
+      assert.equal(await store.putOnce('challenge', 'd', 'm-d', MINUTE), MINUTE - 3 * SECOND, 'a ends first');
+      assert.equal(await store.putOnce('other', 'd', 'm-d', MINUTE), 0, 'another scope has its own room');
+      assert.equal(await store.putOnce('challenge', 'b', 'm-b2', MINUTE), 0, 'a holder replaces its own');
+      assert.equal(await store.takeOnce('challenge', 'd', 'm-d'), false);
+      assert.equal(await store.takeOnce('challenge', 'a', 'm-a'), true, 'no live mark was dropped');
+      assert.equal(await store.putOnce('challenge', 'd', 'm-d', MINUTE), 0, 'room once one is taken');
+      assert.notEqual(await store.putOnce('challenge', 'e', 'm-e', MINUTE), 0);
+      clock.advance(MINUTE);
+      assert.equal(await store.putOnce('challenge', 'e', 'm-e', MINUTE), 0, 'room once marks end');
+      assert.equal(await store.takeOnce('challenge', 'e', 'm-e'), true);
     });
 
     it('of 50 parallel takes of one mark exactly one succeeds', async (t) => {
       const { store } = await setup(t);
-      await store.putOnce('challenge', 'hot', MINUTE);
-      const taken = await Promise.all(Array.from({ length: 50 }, () => store.takeOnce('challenge', 'hot')));
+      await store.putOnce('challenge', 'browser', 'hot', MINUTE);
+      const taken = await Promise.all(
+        Array.from({ length: 50 }, () => store.takeOnce('challenge', 'browser', 'hot')),
+      );
       assert.equal(taken.filter(Boolean).length, 1);
+    });
+
+    it('of 50 parallel newcomers to a scope with room for 10, exactly 10 are kept', async (t) => {
+      const { store } = await setup(t, { marksMax: 10 });
+      const waits = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => store.putOnce('challenge', `browser-${i}`, 'm', MINUTE)),
+      );
+      assert.equal(waits.filter((wait) => wait === 0).length, 10);
     });
 
     it('marks live apart from the budgets: a reset or a consume under the same key leaves them', async (t) => {
       const { store } = await setup(t);
-      await store.putOnce(log3.name, 'k', MINUTE);
+      await store.putOnce(log3.name, 'k', 'k', MINUTE);
       await store.consume(log3, 'k');
       await store.reset(log3, 'k');
-      assert.equal(await store.takeOnce(log3.name, 'k'), true);
+      assert.equal(await store.takeOnce(log3.name, 'k', 'k'), true);
       assert.equal((await store.peek(log3, 'k')).remaining, 3);
     });
   });

@@ -24,8 +24,8 @@ export class FakeRemoteStore implements RemoteStore {
   private available = true;
   private held: (() => void)[] | null = null;
 
-  constructor(clock: Clock) {
-    this.memory = new MemoryStore({ clock, sweepIntervalMs: 0 });
+  constructor(clock: Clock, options: { readonly marksMax?: number } = {}) {
+    this.memory = new MemoryStore({ clock, sweepIntervalMs: 0, ...options });
   }
 
   fail(): void {
@@ -76,16 +76,16 @@ export class FakeRemoteStore implements RemoteStore {
     return this.run('locks', () => this.memory.locks(rule, max));
   }
 
-  claimOnce(scope: string, key: string, ttlMs: number): Promise<boolean> {
-    return this.run('claimOnce', () => this.memory.claimOnce(scope, key, ttlMs));
+  claimOnce(scope: string, series: string, slot: number, ttlMs: number): Promise<boolean> {
+    return this.run('claimOnce', () => this.memory.claimOnce(scope, series, slot, ttlMs));
   }
 
-  putOnce(scope: string, key: string, ttlMs: number): Promise<void> {
-    return this.run('putOnce', () => this.memory.putOnce(scope, key, ttlMs));
+  putOnce(scope: string, holder: string, mark: string, ttlMs: number): Promise<number> {
+    return this.run('putOnce', () => this.memory.putOnce(scope, holder, mark, ttlMs));
   }
 
-  takeOnce(scope: string, key: string): Promise<boolean> {
-    return this.run('takeOnce', () => this.memory.takeOnce(scope, key));
+  takeOnce(scope: string, holder: string, mark: string): Promise<boolean> {
+    return this.run('takeOnce', () => this.memory.takeOnce(scope, holder, mark));
   }
 
   ping(): Promise<void> {

@@ -10,6 +10,7 @@ import {
   parseRateLimit,
   parseRetryAfter,
 } from '../../src/client/index.ts';
+import { fingerprint } from '../../src/http/plugins/idempotency.ts';
 import { createTestApp, DEMO_PASSWORD } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
 
@@ -273,6 +274,130 @@ describe('ApiClient', () => {
     // Simulate a token from before the login (another tab signed in meanwhile).
     (alice as unknown as { token: string }).token = 'stale';
     assert.equal((await alice.bulkReassign([5], BOB_ID)).succeeded, 1);
+  });
+
+  it('sends a bulk reassignment under a new Idempotency-Key per call, or the one given', async (t) => {
+    const { client } = await serve(t);
+    const sent: (string | null)[] = [];
+    const recording: typeof fetch = async (input, init) => {
+      if (init?.method === 'PATCH') sent.push(new Headers(init.headers).get('idempotency-key'));
+      return fetch(input, init);
+    };
+    const alice = client({ fetch: recording });
+    await alice.login(ALICE, DEMO_PASSWORD);
+    const first = await alice.bulkReassign([1], BOB_ID);
+    const second = await alice.bulkReassign([1], BOB_ID);
+    assert.match(
+      first.idempotencyKey!,
+      /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
+    assert.notEqual(first.idempotencyKey, second.idempotencyKey, 'a new key per reassignment');
+    assert.deepEqual([first.replayed, second.replayed], [false, false]);
+    const again = await alice.bulkReassign([1], BOB_ID, { idempotencyKey: first.idempotencyKey });
+    assert.equal(again.replayed, true, 'the same key: the stored answer');
+    assert.equal(again.rateLimit?.remaining, 28, 'and nothing spent');
+    const unkeyed = await alice.bulkReassign([1], BOB_ID, { idempotencyKey: null });
+    assert.equal(unkeyed.idempotencyKey, null);
+    assert.deepEqual(sent, [first.idempotencyKey, second.idempotencyKey, first.idempotencyKey, null]);
+  });
+
+  it('sends a keyed reassignment again with its key after a lost answer, a 502, 503 or 504, at most twice, after Retry-After', async (t) => {
+    const { client } = await serve(t);
+    const waits: number[] = [];
+    const keys: string[] = [];
+    /** Fails PATCHes as `failures` says, in turn: `lost` reaches the server and loses its answer. */
+    let failures: ('lost' | 'unreached' | 502 | 503 | 504)[] = [];
+    const flaky: typeof fetch = async (input, init) => {
+      if (init?.method !== 'PATCH') return fetch(input, init);
+      keys.push(new Headers(init.headers).get('idempotency-key')!);
+      const failure = failures.shift();
+      if (failure === undefined) return fetch(input, init);
+      if (failure === 'lost') {
+        await fetch(input, init);
+        throw new TypeError('fetch failed');
+      }
+      if (failure === 'unreached') throw new TypeError('fetch failed');
+      const headers: Record<string, string> =
+        failure === 503
+          ? { 'content-type': 'application/json', 'retry-after': '3' }
+          : { 'content-type': 'text/html' };
+      const body =
+        failure === 503
+          ? JSON.stringify({ code: 'DATABASE_UNAVAILABLE', message: 'away', retryAfter: 3 })
+          : '<html>';
+      return new Response(body, { status: failure, headers });
+    };
+    const alice = client({ fetch: flaky, sleep: async (ms) => void waits.push(ms) });
+    await alice.login(ALICE, DEMO_PASSWORD);
+
+    // Applied, but its answer lost: the retry gets the stored answer, and nothing twice.
+    failures = ['lost'];
+    const replayed = await alice.bulkReassign([7, 8], BOB_ID);
+    assert.equal(replayed.replayed, true);
+    assert.equal(replayed.succeeded, 2);
+    assert.equal(replayed.rateLimit?.remaining, 29, 'charged once');
+    assert.deepEqual(waits, [1000], 'a second when nothing said how long');
+    assert.equal(new Set(keys).size, 1, 'the same key both times');
+
+    // Each failure that leaves the fate unknown, then an answer: twice at most, Retry-After honoured.
+    for (const pair of [
+      [502, 504],
+      [503, 'unreached'],
+    ] as const) {
+      waits.length = 0;
+      keys.length = 0;
+      failures = [...pair];
+      const outcome = await alice.bulkReassign([9], BOB_ID);
+      assert.equal(outcome.replayed, false, `${pair}: never applied before`);
+      assert.equal(keys.length, 3);
+      assert.equal(new Set(keys).size, 1);
+      assert.deepEqual(waits, pair[0] === 503 ? [3000, 1000] : [1000, 1000]);
+    }
+
+    // A third failure is thrown: two retries at most.
+    failures = [502, 502, 502];
+    const error = await rejects(alice.bulkReassign([9], BOB_ID));
+    assert.equal(error.status, 502);
+    assert.equal(failures.length, 0, 'three tries in all');
+
+    // Without a key, or with retry: false, nothing is sent twice.
+    failures = ['unreached'];
+    assert.equal(
+      (await rejects(alice.bulkReassign([9], BOB_ID, { idempotencyKey: null }))).code,
+      'NETWORK_ERROR',
+    );
+    failures = [504];
+    assert.equal((await rejects(alice.bulkReassign([9], BOB_ID, { retry: false }))).status, 504);
+  });
+
+  it('waits out a 409 IDEMPOTENCY_KEY_IN_FLIGHT and gets the answer of the try in flight', async (t) => {
+    const { test, client } = await serve(t);
+    const { db } = test.database;
+    const key = 'client-in-flight-1';
+    const answer = { succeeded: 1, failed: 0, results: [{ taskId: 4, status: 'reassigned' }] };
+    const waits: number[] = [];
+    // Another instance holds the key, and answers while this client waits its Retry-After.
+    const alice = client({
+      sleep: async (ms) => {
+        waits.push(ms);
+        await db.query('UPDATE idempotency_keys SET response = $2, fingerprint = $3 WHERE key = $1', [
+          key,
+          JSON.stringify(answer),
+          fingerprint({ taskIds: [4], assigneeId: BOB_ID }),
+        ]);
+      },
+    });
+    await alice.login(ALICE, DEMO_PASSWORD);
+    await db.query(
+      `INSERT INTO idempotency_keys (user_id, key, claim, claimed_at, expires_at)
+       SELECT id, $2, 'another instance', to_timestamp($3 / 1000.0), to_timestamp($3 / 1000.0 + 86400)
+         FROM users WHERE email = $1`,
+      [ALICE, key, test.clock.now()],
+    );
+    const outcome = await alice.bulkReassign([4], BOB_ID, { idempotencyKey: key });
+    assert.deepEqual(waits, [1000], 'Retry-After: 1');
+    assert.equal(outcome.replayed, true);
+    assert.deepEqual(outcome.results, answer.results);
   });
 
   it('reports a network failure as NETWORK_ERROR with status 0', async () => {

@@ -8,6 +8,7 @@ import { MemoryStore } from '../../src/rate-limit/stores/memory-store.ts';
 import { createTestApp } from '../helpers/app.ts';
 import { appWithClosableDatabase } from '../helpers/broken-app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
+import { scrapeMetrics } from '../helpers/metrics.ts';
 
 after(closeTestDatabases);
 
@@ -40,6 +41,20 @@ describe('GET /readyz', () => {
     assert.equal(response.json().database, 'down');
     assert.notEqual(response.json().status, 'ok');
     assert.equal((await broken.client().get('/healthz')).statusCode, 200);
+  });
+});
+
+describe('instance_ready in /metrics', () => {
+  it('is 1 while /readyz answers 200, and 0 once the database is away, before any request asks', async (t) => {
+    const broken = await appWithClosableDatabase();
+    t.after(broken.close);
+    assert.match(await scrapeMetrics(broken.app), /^instance_ready 1$/m);
+    await broken.database.close();
+    broken.clock.advance(READINESS_MAX_AGE_MS);
+    // The scrape itself looks at the dependencies (the look /readyz shares, once a second at most).
+    const metrics = await scrapeMetrics(broken.app);
+    assert.match(metrics, /^instance_ready 0$/m);
+    assert.equal((await broken.client().get('/readyz')).statusCode, 503);
   });
 });
 
@@ -80,7 +95,8 @@ describe('GET /readyz under a flood', () => {
       new Set(flood.map((response) => `${response.statusCode} ${response.body}`)),
       new Set(['200 {"status":"ok","database":"up","redis":"up"}']),
     );
-    assert.deepEqual([databaseChecks, redisChecks], [1, 1], '251 answers, one look');
+    assert.match(await scrapeMetrics(app), /^instance_ready 1$/m);
+    assert.deepEqual([databaseChecks, redisChecks], [1, 1], '251 answers and a scrape, one look');
     clock.advance(1);
     assert.equal((await ask()).statusCode, 200);
     assert.deepEqual([databaseChecks, redisChecks], [2, 2], 'a second later, one more look');

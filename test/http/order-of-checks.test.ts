@@ -1,4 +1,4 @@
-// Contract §3's order of checks on an /api request, as the plugins' hooks run it: limiter, body, CSRF, 401, 403, fields.
+// Contract §3's order of checks on an /api request, as the plugins' hooks run it: limiter (after a bulk request's key), body, CSRF, 401, 403, fields.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { createTestApp, type Response, type TestClient } from '../helpers/app.ts';
@@ -105,5 +105,66 @@ describe('an /api path that matches no route', () => {
     assert.equal(page.headers['ratelimit-policy'], undefined);
     assert.equal(page.headers['x-content-type-options'], 'nosniff');
     assert.match(String(page.headers['content-security-policy']), /frame-ancestors 'none'/);
+  });
+});
+
+describe('PATCH /api/employee/tasks/bulk with an Idempotency-Key', () => {
+  const BULK = '/api/employee/tasks/bulk';
+  const bulk = (caller: TestClient, key: string, body: string, options: { csrf?: boolean } = {}) =>
+    caller.request({
+      method: 'PATCH',
+      url: BULK,
+      payload: body,
+      headers: { 'content-type': 'application/json', 'idempotency-key': key },
+      csrf: options.csrf ?? true,
+    });
+  const BODY = '{"taskIds":[1,2],"assigneeId":2}';
+
+  it('is claimed before the limiter, so a repeat spends nothing; the repeat is answered after CSRF, the body and its fields', async (t) => {
+    const { client, close } = await createTestApp({ env: { RATE_LIMIT_BULK: '3/1m' } });
+    t.after(close);
+    const alice = client();
+    assert.equal((await alice.login('alice@example.com')).statusCode, 200);
+    const first = await bulk(alice, 'order-1', BODY);
+    assert.equal(first.statusCode, 200);
+    assert.equal(rateLimitHeaders(first).remaining, 2);
+
+    const repeats: [string, Response, number, string][] = [
+      ['a repeat, no token', await bulk(alice, 'order-1', BODY, { csrf: false }), 403, 'CSRF_INVALID'],
+      ['a repeat, malformed', await bulk(alice, 'order-1', '{"taskIds":'), 400, 'INVALID_JSON'],
+      ['a repeat, invalid fields', await bulk(alice, 'order-1', '{"taskIds":[]}'), 400, 'VALIDATION_ERROR'],
+      [
+        'a repeat, another body',
+        await bulk(alice, 'order-1', '{"taskIds":[3],"assigneeId":2}'),
+        422,
+        'IDEMPOTENCY_KEY_REUSED',
+      ],
+    ];
+    for (const [what, response, status, code] of repeats) {
+      assertError(response, status, code);
+      assertSecurityHeaders(response);
+      assert.equal(rateLimitHeaders(response).remaining, 2, `${what}: shown the budget, spends none`);
+    }
+    // A key that is not valid claims nothing: the limiter charges it, and it is answered with the fields.
+    const invalid: [string, Response, number, string][] = [
+      ['an invalid key, invalid fields', await bulk(alice, 'clé', '{"taskIds":[]}'), 400, 'VALIDATION_ERROR'],
+      ['an invalid key', await bulk(alice, 'clé', BODY), 400, 'IDEMPOTENCY_KEY_INVALID'],
+    ];
+    for (const [what, response, status, code] of invalid) {
+      assertError(response, status, code);
+      assert.equal(rateLimitHeaders(response).remaining, what === 'an invalid key' ? 0 : 1, what);
+    }
+    // The budget is spent: a new key is refused first thing, the repeat is not.
+    assertRefused(await bulk(alice, 'order-2', BODY), 'TASK_BULK_RATE_LIMIT', 'task-bulk');
+    const replay = await bulk(alice, 'order-1', BODY);
+    assert.equal(replay.statusCode, 200);
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+    assert.equal(rateLimitHeaders(replay).remaining, 0);
+    // Without a session nothing is claimed: the caller's address is charged and the answer is a 401.
+    const stranger = client();
+    await stranger.fetchCsrf();
+    const unauthenticated = await bulk(stranger, 'order-1', BODY);
+    assertError(unauthenticated, 401, 'UNAUTHENTICATED');
+    assert.equal(rateLimitHeaders(unauthenticated).remaining, 2);
   });
 });

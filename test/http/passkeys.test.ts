@@ -1,13 +1,16 @@
 // Contract §14 over HTTP: registering, managing and signing in with passkeys, against a software authenticator.
 import assert from 'node:assert/strict';
 import { after, describe, it, type TestContext } from 'node:test';
+import { FLAGS, SoftAuthenticator } from '../../bench/lib/soft-authenticator.ts';
 import { DEVICE_COOKIE } from '../../src/auth/devices.ts';
+import { ManualClock } from '../../src/clock.ts';
 import { SESSION_COOKIE } from '../../src/http/plugins/session.ts';
-import { createTestApp, type TestApp, type TestAppOptions } from '../helpers/app.ts';
-import { FLAGS, SoftAuthenticator } from '../helpers/authenticator.ts';
+import { MemoryStore } from '../../src/rate-limit/stores/memory-store.ts';
+import { createTestApp, type TestApp, type TestAppOptions, type TestClient } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
 import { assertError } from '../helpers/http.ts';
 import {
+  floodsNoChallengeOut,
   ownerWithPasskey,
   passkeySignIn,
   registerPasskey,
@@ -15,7 +18,7 @@ import {
   signInOptions,
   unregisteredAuthenticator,
 } from '../helpers/passkeys.ts';
-import { assertRefused } from '../helpers/rate-limit-headers.ts';
+import { assertRefused, rateLimitHeaders } from '../helpers/rate-limit-headers.ts';
 
 after(closeTestDatabases);
 
@@ -260,7 +263,7 @@ describe('POST /api/auth/passkey/login', () => {
     assertError(await passkeySignIn(app.client(), authenticator), 401, 'INVALID_CREDENTIALS');
   });
 
-  it('counts failures against login-ip and, for a known credential, login-account; then 429 LOGIN_RATE_LIMIT', async (t) => {
+  it('counts failures against login-ip, and a known credential’s against its account’s password sign-ins; login-ip refuses', async (t) => {
     const app = await passkeyApp(t, {
       env: { RATE_LIMIT_LOGIN_IP: '3/15m', RATE_LIMIT_LOGIN_ACCOUNT: '2/15m' },
     });
@@ -271,16 +274,50 @@ describe('POST /api/auth/passkey/login', () => {
     for (let i = 0; i < 3; i++)
       assertError(await passkeySignIn(attacker, stranger), 401, 'INVALID_CREDENTIALS');
     assertRefused(await passkeySignIn(attacker, authenticator), 'LOGIN_RATE_LIMIT', 'login-ip');
-    // Alice's credential from two addresses: her account's budget fills, for passwords too.
+    // Alice's credential from two addresses: her account's budget fills for passwords, not for her passkey.
     for (let i = 0; i < 2; i++)
       assertError(
         await passkeySignIn(app.client(), authenticator, { tamper: true }),
         401,
         'INVALID_CREDENTIALS',
       );
-    assertRefused(await passkeySignIn(app.client(), authenticator), 'LOGIN_RATE_LIMIT', 'login-account');
+    assertRefused(await app.client().login(ALICE), 'LOGIN_RATE_LIMIT', 'login-account');
+    assert.equal((await passkeySignIn(app.client(), authenticator)).statusCode, 200);
+    // Her passkey leaves the account's counter alone: a guesser gets no fresh budget from it.
     assertRefused(await app.client().login(ALICE), 'LOGIN_RATE_LIMIT', 'login-account');
     assert.equal((await app.client().login(BOB)).statusCode, 200, 'other accounts are not touched');
+  });
+
+  it('is never refused by the account’s budget: others’ wrong passwords leave her passkey open on any browser', async (t) => {
+    const app = await passkeyApp(t, { env: { RATE_LIMIT_LOGIN_ACCOUNT: '3/15m' } });
+    const { authenticator } = await ownerWithPasskey(app.client, ALICE);
+    // Her laptop signs in with her passkey once: it is a known device of her account from then on.
+    const laptop = app.client();
+    assert.equal((await passkeySignIn(laptop, authenticator)).statusCode, 200);
+    assert.ok(laptop.cookie(DEVICE_COOKIE));
+    // Three wrong passwords from elsewhere lock her account for every browser it never signed in on.
+    for (let i = 0; i < 3; i++)
+      assertError(await app.client().login(ALICE, 'wrong'), 401, 'INVALID_CREDENTIALS');
+    assertRefused(await app.client().login(ALICE), 'LOGIN_RATE_LIMIT', 'login-account');
+    // Her passkey still signs her in: from a new phone, and from the laptop with its device cookie.
+    const phone = app.client();
+    assert.equal((await passkeySignIn(phone, authenticator)).statusCode, 200);
+    const laptopAgain = await passkeySignIn(laptop, authenticator);
+    assert.equal(laptopAgain.statusCode, 200, laptopAgain.body);
+    assert.equal((await laptop.login(ALICE)).statusCode, 200, 'her password on her known laptop, as before');
+  });
+
+  it('counts a challenge the service no longer holds against the address, never against the account', async (t) => {
+    const app = await passkeyApp(t, {
+      env: { RATE_LIMIT_LOGIN_ACCOUNT: '1/15m', RATE_LIMIT_LOGIN_IP: '1/15m' },
+    });
+    const { authenticator } = await ownerWithPasskey(app.client, ALICE);
+    const slow = app.client();
+    const late = await signInOptions(slow);
+    app.clock.advance(5 * MINUTE);
+    assertError(await sendAssertion(slow, authenticator.get(late)), 401, 'INVALID_CREDENTIALS');
+    assertRefused(await passkeySignIn(slow, authenticator), 'LOGIN_RATE_LIMIT', 'login-ip');
+    assert.equal((await app.client().login(ALICE)).statusCode, 200, 'her account counted no failure');
   });
 
   it('never touches a generic bucket: both routes work with the unauthenticated budget spent', async (t) => {
@@ -307,5 +344,37 @@ describe('POST /api/auth/passkey/login', () => {
         400,
         'VALIDATION_ERROR',
       );
+  });
+});
+
+describe('POST /api/auth/passkey/options: challenges no flood can evict', () => {
+  it('spends the passkey-options budget per address: 429 LOGIN_RATE_LIMIT with its headers', async (t) => {
+    const app = await passkeyApp(t, { env: { RATE_LIMIT_PASSKEY_OPTIONS: '2/1m' } });
+    const address = '203.0.113.20';
+    const browser = app.client({ remoteAddress: address });
+    await browser.fetchCsrf();
+    const ask = (client: TestClient) => client.request({ method: 'POST', url: '/api/auth/passkey/options' });
+    const first = await ask(browser);
+    assert.equal(first.statusCode, 200);
+    assert.equal(rateLimitHeaders(first).policy.name, 'passkey-options');
+    assert.equal(rateLimitHeaders(first).remaining, 1);
+    assert.equal((await ask(browser)).statusCode, 200);
+    assertRefused(await ask(browser), 'LOGIN_RATE_LIMIT', 'passkey-options');
+    const neighbour = app.client({ remoteAddress: address });
+    await neighbour.fetchCsrf();
+    assertRefused(await ask(neighbour), 'LOGIN_RATE_LIMIT', 'passkey-options');
+    assert.equal((await signInOptions(app.client())).rpId, 'localhost', 'another address has its own budget');
+    app.clock.advance(MINUTE);
+    assert.equal((await ask(browser)).statusCode, 200);
+  });
+
+  it('keeps every live challenge through a flood past the store’s capacity; newcomers get 503 LOGIN_BUSY', async (t) => {
+    const clock = new ManualClock();
+    const capacity = 12;
+    const app = await passkeyApp(t, {
+      clock,
+      store: new MemoryStore({ clock, sweepIntervalMs: 0, marksMax: capacity }),
+    });
+    await floodsNoChallengeOut(app, ALICE, capacity);
   });
 });

@@ -215,7 +215,12 @@ describe('GET /api/rate-limits', () => {
       assertNoRateLimitHeaders(response);
     }
     const report = await budgets(stranger);
-    assert.deepEqual([...report.keys()].sort(), ['api-unauthenticated', 'login-ip', 'task-bulk']);
+    assert.deepEqual([...report.keys()].sort(), [
+      'api-unauthenticated',
+      'login-ip',
+      'passkey-options',
+      'task-bulk',
+    ]);
     assert.deepEqual(report.get('api-unauthenticated'), {
       control: 'api-unauthenticated',
       code: 'API_RATE_LIMIT_UNAUTHENTICATED',
@@ -241,6 +246,7 @@ describe('GET /api/rate-limits', () => {
       'login-account',
       'login-device',
       'login-ip',
+      'passkey-options',
       'task-bulk',
     ]);
     assert.equal(report.get('task-bulk')!.remaining, 0);

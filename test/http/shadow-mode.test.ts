@@ -63,6 +63,7 @@ describe('RATE_LIMIT_SHADOW', () => {
       'task-bulk': 'shadow',
       'api-unauthenticated': 'enforce',
       'login-ip': 'shadow',
+      'passkey-options': 'enforce',
     });
     await alice.login('alice@example.com');
     assert.deepEqual(await modes(alice), {
@@ -71,6 +72,7 @@ describe('RATE_LIMIT_SHADOW', () => {
       'login-account': 'enforce',
       'login-ip': 'shadow',
       'login-device': 'enforce', // the browser that just logged in is a known device
+      'passkey-options': 'enforce',
     });
   });
 

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { buildApp } from '../../src/app.ts';
 import { ApiClient, ApiError, MemoryCookieJar } from '../../src/client/index.ts';
 import { ManualClock } from '../../src/clock.ts';
+import { DatabaseUnavailableError } from '../../src/db/availability.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { TestClient, testConfig } from '../helpers/app.ts';
 import { closeTestDatabases, testDatabase } from '../helpers/database.ts';
@@ -153,7 +154,28 @@ describe('the database away', { skip }, () => {
       assert.equal((await alice.get(url)).statusCode, 200, url);
   });
 
-  it('the typed client waits Retry-After and retries a GET once, never a bulk reassignment', async (t) => {
+  it('survives a connection that ends between two statements of a transaction: the next one fails, 503', async (t) => {
+    const { app, admin, applicationName } = await appWithShortTimeout(t);
+    const { db } = app.services;
+    const ended = db.transaction(async (connection) => {
+      await connection.query('SELECT 1');
+      // A server shutting down ends the session while no statement of it runs: the client hears of
+      // it as an 'error' event, which must not end the process.
+      const { rows } = await admin.query(
+        `SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
+          WHERE application_name = $1 AND state = 'idle in transaction'`,
+        [applicationName],
+      );
+      assert.equal(rows.length, 1, 'the transaction’s session was ended');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await connection.query('SELECT 2');
+    });
+    await assert.rejects(ended, DatabaseUnavailableError);
+    const alice = new TestClient(app, '198.51.100.11');
+    assert.equal((await alice.login('alice@example.com')).statusCode, 200, 'the pool serves again');
+  });
+
+  it('the typed client waits Retry-After and sends a keyed bulk reassignment again, never one without a key', async (t) => {
     const { app, admin } = await appWithShortTimeout(t);
     await app.listen({ host: '127.0.0.1', port: 0 });
     const { port } = app.server.address() as AddressInfo;
@@ -174,13 +196,22 @@ describe('the database away', { skip }, () => {
     assert.equal(page.tasks.length, 5);
     assert.deepEqual(waits, [1000]);
 
+    // Under its Idempotency-Key a reassignment answered 503 is sent again: applied once.
     await admin.query('BEGIN');
     await admin.query('LOCK TABLE tasks IN ACCESS EXCLUSIVE MODE');
-    const refused = await client.bulkReassign([1], BOB_ID).catch((error: unknown) => error);
+    const outcome = await client.bulkReassign([1], BOB_ID);
+    assert.deepEqual([outcome.succeeded, outcome.replayed], [1, false]);
+    assert.deepEqual(waits, [1000, 1000]);
+
+    await admin.query('BEGIN');
+    await admin.query('LOCK TABLE tasks IN ACCESS EXCLUSIVE MODE');
+    const refused = await client
+      .bulkReassign([1], BOB_ID, { idempotencyKey: null })
+      .catch((error: unknown) => error);
     assert.ok(refused instanceof ApiError);
     assert.equal(refused.code, 'DATABASE_UNAVAILABLE');
     assert.equal(refused.retryAfter, 1);
-    assert.deepEqual(waits, [1000], 'no wait, no retry');
+    assert.deepEqual(waits, [1000, 1000], 'without a key: no wait, no retry');
     await admin.query('ROLLBACK');
   });
 });

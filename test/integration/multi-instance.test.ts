@@ -1,5 +1,6 @@
 // Two instances sharing one Redis and one PostgreSQL behave as one service: one budget per key, one session.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, describe, it, type TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.ts';
@@ -168,5 +169,49 @@ describe('two instances, one Redis, one PostgreSQL', { skip }, () => {
     assert.equal(logout.statusCode, 204);
     // A still holds the old cookie: the session is gone on the server, so A refuses it too.
     assert.equal((await carol.get('/api/auth/me')).statusCode, 401);
+  });
+});
+
+describe('two instances and one Idempotency-Key', { skip }, () => {
+  it('20 copies of one keyed bulk request, split over both at once, are applied once and charged once', async (t) => {
+    const { a, b, clientOfA } = await twoInstances(t, { RATE_LIMIT_BULK: '30/15m' });
+    const alice = clientOfA();
+    assert.equal((await alice.login('alice@example.com')).statusCode, 200);
+    const key = randomUUID();
+    const payload = { taskIds: [51, 52, 53], assigneeId: 3 };
+    const keyed = (client: TestClient) =>
+      client.request({
+        method: 'PATCH',
+        url: '/api/employee/tasks/bulk',
+        payload,
+        headers: { 'idempotency-key': key },
+      });
+    const responses = await splitBurst([alice, sameBrowserOn(b, alice)], 20, keyed);
+    const first = responses.filter(
+      (r) => r.statusCode === 200 && r.headers['idempotent-replayed'] === undefined,
+    );
+    assert.equal(first.length, 1, `one request applied the key: ${JSON.stringify(tally(responses))}`);
+    for (const response of responses) {
+      assert.ok(
+        [200, 409].includes(response.statusCode),
+        `200 or 409, got ${response.statusCode} ${response.body}`,
+      );
+      if (response.statusCode === 200) assert.deepEqual(response.json(), first[0]!.json());
+      else assert.equal(response.json().code, 'IDEMPOTENCY_KEY_IN_FLIGHT');
+    }
+    // Every copy that is not the first spent nothing: the budget shows one unit gone, on both instances.
+    for (const app of [a, b]) {
+      const budget = await sameBrowserOn(app, alice).get('/api/rate-limits');
+      const bulkBudget = budget
+        .json<{ controls: { control: string; remaining: number }[] }>()
+        .controls.find((c) => c.control === 'task-bulk');
+      assert.equal(bulkBudget?.remaining, 29);
+    }
+    // Applied once: one stored answer, and the copies still in flight then get it now from either instance.
+    for (const client of [alice, sameBrowserOn(b, alice)]) {
+      const late = await keyed(client);
+      assert.equal(late.statusCode, 200);
+      assert.equal(late.headers['idempotent-replayed'], 'true');
+    }
   });
 });

@@ -2,11 +2,19 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, describe, it } from 'node:test';
+import { WorkChallenges } from '../../src/auth/work-challenges.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { leadingZeroBits, workMessage } from '../../src/proved-work.ts';
-import { createTestApp, DEMO_PASSWORD, type TestApp, type TestClient } from '../helpers/app.ts';
+import {
+  createTestApp,
+  DEMO_PASSWORD,
+  TEST_SESSION_SECRET,
+  type TestApp,
+  type TestClient,
+} from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
-import { uniquePrefix } from '../helpers/redis.ts';
+import { FLOOD, floodOfOneBitSolutions, solveBetween } from '../helpers/proved-work.ts';
+import { openRedisStore, uniquePrefix } from '../helpers/redis.ts';
 import { REDIS_URL, skipUnless } from '../helpers/services.ts';
 
 const skip = await skipUnless('redis');
@@ -52,5 +60,27 @@ describe('proved work on two instances sharing Redis', { skip }, () => {
     assert.equal(await reusedOn(b), '1');
     assert.equal((await loginWith(a.client(), work)).statusCode, 200);
     assert.equal(await reusedOn(a), '1');
+  });
+
+  it('credits an honest solution after more one-bit solutions than the record ever held; the record stays small', async (t) => {
+    const prefix = uniquePrefix();
+    const store = await openRedisStore({ prefix });
+    t.after(() => store.close());
+    const challenges = new WorkChallenges({
+      secret: TEST_SESSION_SECRET,
+      clock: new ManualClock(),
+      claims: store,
+    });
+    await floodOfOneBitSolutions(challenges, FLOOD);
+    const challenge = challenges.issue(CAROL);
+    const nonce = solveBetween(challenge, 8, 256);
+    assert.ok((await challenges.prove(CAROL, { challenge, nonce }, 1)) >= 8, 'her solution is credited');
+    // One bit per challenge issued, in a key per series: not a key per solution received.
+    const keys = await store.client.keys(`${prefix}{claim:*`);
+    assert.ok(keys.length <= 2, `${keys.length} keys hold the claims`);
+    let bytes = 0;
+    for (const key of keys) bytes += Number(await store.client.call('MEMORY', 'USAGE', key));
+    assert.ok(bytes < 64 * 1024, `the claims take ${bytes} bytes`);
+    await store.client.del(...keys);
   });
 });

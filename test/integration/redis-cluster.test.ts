@@ -17,7 +17,7 @@ describe('RedisStore on Redis Cluster', { skip }, () => {
   after(() => cluster?.stop());
 
   describe('store contract (time passed in from the ManualClock)', () => {
-    storeContract((clock) => openRedisStore({ cluster: cluster.nodeList, clock }));
+    storeContract((clock, options) => openRedisStore({ cluster: cluster.nodeList, clock, ...options }));
   });
 
   describe('production mode (time from Redis TIME)', () => {

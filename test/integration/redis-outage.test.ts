@@ -180,10 +180,47 @@ describe('Redis outage, RATE_LIMIT_STORE_FAILURE=local (the default)', { skip },
     assert.ok(degraded(await scrapeMetrics(a.app)));
 
     await server.restart();
-    // Only the metrics page is read from here on: no request, no readiness check starts a probe.
+    // Only the metrics page is read from here on: no request, and no readiness look after the
+    // first scrape's (the app's clock stands still, so that look answers every later scrape).
     const deadline = Date.now() + 15_000;
     while (degraded(await scrapeMetrics(a.app))) {
       if (Date.now() > deadline) throw new Error('still degraded 15 s after Redis came back');
+      await sleep(100);
+    }
+    assert.match(a.log.lines.at(-1)!.message, /recovered/);
+  });
+
+  it('says at once that it started without Redis, in one line, before any request, and finds it later by itself', async (t) => {
+    await server.kill();
+    t.after(() => server.restart());
+    const a = await instance(t, server, 'local', uniquePrefix());
+    const degraded = (text: string) =>
+      /rate_limit_store_degraded\{store="redis",failure_mode="local"\} 1/.test(text);
+    // No request yet: the first scrape already says so, and the one log line is there.
+    const first = await scrapeMetrics(a.app);
+    assert.ok(degraded(first), first);
+    assert.match(first, /^instance_ready 1$/m, 'degraded, still serving: ready (local mode)');
+    assert.deepEqual(
+      a.log.lines.map((line) => [line.level, line.message]),
+      [
+        [
+          'warn',
+          'rate-limit store degraded: redis is unavailable; each instance enforces the budgets on its own until it is back',
+        ],
+      ],
+    );
+    assert.match(JSON.stringify(a.log.lines[0]!.details), /did not answer within \d+ ms of the start/);
+    assert.deepEqual(await readiness(a), {
+      status: 200,
+      body: { status: 'degraded', database: 'up', redis: 'down' },
+    });
+    await sleep(700); // several probe intervals (200 ms here) of a Redis still away: no more lines
+    assert.equal(a.log.lines.length, 1);
+
+    await server.restart();
+    const deadline = Date.now() + 15_000;
+    while (degraded(await scrapeMetrics(a.app))) {
+      if (Date.now() > deadline) throw new Error('still degraded 15 s after Redis came');
       await sleep(100);
     }
     assert.match(a.log.lines.at(-1)!.message, /recovered/);

@@ -18,7 +18,7 @@ const skip = await skipUnless('redis');
 const MINUTE = 60_000;
 
 describe('RedisStore (time passed in from the ManualClock)', { skip }, () => {
-  storeContract((clock) => openRedisStore({ clock }));
+  storeContract((clock, options) => openRedisStore({ clock, ...options }));
 });
 
 describe('RedisStore scripts mirror sliding-window.ts', { skip }, () => {

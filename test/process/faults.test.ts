@@ -1,7 +1,8 @@
-// The fleet riding through faults, over real processes: nginx, two instances, their own PostgreSQL and Redis, clients at work.
+// The fleet riding through faults, over real processes: nginx, two instances, their own PostgreSQL and Redis, clients at work
+// whose bulk reassignments carry an Idempotency-Key and are sent again with it when their fate is unknown.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -24,6 +25,11 @@ const POSTGRES_DOWN_MS = 6_000;
 const RECOVERY_MS = 5_000;
 /** Requests in flight when an instance is SIGKILLed, or sent this soon after, may fail: nothing answers them. */
 const KILL_INSTANT_MS = 500;
+/**
+ * A reassignment whose fate is unknown (no answer, 502, 503, 504, or its key in flight) is sent
+ * again with its key at most this many times, as the typed client does; then it is given up.
+ */
+const KEYED_RETRIES = 2;
 
 const skip = skipUnlessNginx() || skipUnlessPostgresBinaries() || skipUnlessRedisBinaries();
 
@@ -93,6 +99,8 @@ class Instance {
 interface Exchange {
   readonly client: number;
   readonly kind: 'read' | 'bulk';
+  /** A bulk request's Idempotency-Key (its retries send the same). */
+  readonly key: string | null;
   readonly phase: string;
   readonly start: number;
   readonly end: number;
@@ -106,6 +114,17 @@ interface Exchange {
 interface Attempt {
   readonly assigneeId: number;
   readonly acknowledged: boolean;
+}
+
+/** One reassignment under one key, with every try of it. */
+interface Reassignment {
+  readonly key: string;
+  readonly client: number;
+  readonly phase: string;
+  readonly taskIds: readonly number[];
+  /** Its last try was answered 200 (itself or the stored answer of an earlier try). */
+  acknowledged: boolean;
+  tries: number;
 }
 
 /** A signed-in browser of the portal talking to nginx: cookies, CSRF token, one keep-alive socket. */
@@ -123,8 +142,8 @@ class Client {
     this.tasks = Array.from({ length: TASKS_PER_CLIENT }, (_, i) => id * TASKS_PER_CLIENT + i + 1);
   }
 
-  async request(method: string, url: string, body?: unknown) {
-    const headers: Record<string, string> = { accept: 'application/json' };
+  async request(method: string, url: string, body?: unknown, extra: Record<string, string> = {}) {
+    const headers: Record<string, string> = { accept: 'application/json', ...extra };
     if (this.cookies.size > 0)
       headers.cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
     if (method !== 'GET') headers['x-csrf-token'] = this.csrfToken;
@@ -201,6 +220,9 @@ describe('the fleet through faults', { skip }, () => {
       LOG_LEVEL: 'info',
       DATABASE_URL: postgres.url,
       REDIS_URL: redis.url,
+      // Only a Redis that is away moves budgets to an instance's memory, not a command slowed by a
+      // loaded machine: the bulk budget's charges are counted in Redis, per phase.
+      REDIS_COMMAND_TIMEOUT_MS: '1000',
       SESSION_SECRET: randomBytes(32).toString('base64url'),
       TRUST_PROXY: '127.0.0.1',
       PASSWORD_HASH_COST: '64',
@@ -231,6 +253,22 @@ describe('the fleet through faults', { skip }, () => {
       await sleep(100);
     }
 
+    // Every change of a task and every answer stored under a key, with the transaction that made it:
+    // a reassignment applied twice would show as a key with two answers, or a change with none.
+    const auditor = new pg.Client({ connectionString: postgres.url });
+    await auditor.connect();
+    await auditor.query(`
+      CREATE TABLE task_changes (task_id integer, tx bigint);
+      CREATE FUNCTION note_task_change() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN INSERT INTO task_changes VALUES (NEW.id, txid_current()); RETURN NEW; END $$;
+      CREATE TRIGGER note_task_change AFTER UPDATE ON tasks FOR EACH ROW EXECUTE FUNCTION note_task_change();
+      CREATE TABLE stored_answers (user_id integer, key text, tx bigint);
+      CREATE FUNCTION note_stored_answer() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN INSERT INTO stored_answers VALUES (NEW.user_id, NEW.key, txid_current()); RETURN NEW; END $$;
+      CREATE TRIGGER note_stored_answer AFTER UPDATE ON idempotency_keys FOR EACH ROW
+        WHEN (OLD.response IS NULL AND NEW.response IS NOT NULL) EXECUTE FUNCTION note_stored_answer();`);
+    await auditor.end();
+
     const clients = Array.from({ length: CLIENTS }, (_, i) => new Client(i, target));
     cleanups.push(async () => {
       for (const client of clients) client.close();
@@ -239,49 +277,149 @@ describe('the fleet through faults', { skip }, () => {
     const employees = await clients[0]!.request('GET', '/api/employee/employees');
     const employeeIds = (employees.json!.employees as { id: number; role: string }[]).map((user) => user.id);
 
-    let phase = 'steady';
+    let phase = 'start';
     let working = true;
     const exchanges: Exchange[] = [];
     const attempts = new Map<number, Attempt[]>();
+    const reassignments: Reassignment[] = [];
+    // Phases are measured between pauses: every client waits at the gate, so no reassignment is
+    // half-way when the budgets are read.
+    let gate: { opened: Promise<void>; open: () => void } | null = null;
+    let waitingAtGate = 0;
+    /** Sends one request and records the exchange; returns the answer. */
+    const exchange = async (
+      client: Client,
+      kind: Exchange['kind'],
+      key: string | null,
+      send: () => ReturnType<Client['request']>,
+    ) => {
+      const start = Date.now();
+      const phaseAtStart = phase;
+      const answer = await send();
+      const retryAfter = answer.headers['retry-after'];
+      exchanges.push({
+        client: client.id,
+        kind,
+        key,
+        phase: phaseAtStart,
+        start,
+        end: Date.now(),
+        status: answer.status,
+        code: typeof answer.json?.code === 'string' ? answer.json.code : null,
+        retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
+        error: answer.error,
+      });
+      return answer;
+    };
+    /** Whether a reassignment's fate is unknown after this answer, so it is sent again with its key. */
+    const fateUnknown = (answer: Awaited<ReturnType<Client['request']>>) =>
+      answer.status === 0 ||
+      [502, 503, 504].includes(answer.status) ||
+      answer.json?.code === 'IDEMPOTENCY_KEY_IN_FLIGHT';
     const work = async (client: Client) => {
       while (working) {
+        if (gate) {
+          waitingAtGate++;
+          await gate.opened;
+          waitingAtGate--;
+          continue;
+        }
         const bulk = Math.random() < 0.35;
-        const start = Date.now();
-        const phaseAtStart = phase;
         let answer: Awaited<ReturnType<Client['request']>>;
         if (bulk) {
+          // A new key per reassignment, the same for each of its tries, as the portal and the typed client do.
           const taskIds = [...new Set([pick(client.tasks), pick(client.tasks), pick(client.tasks)])];
           const assigneeId = pick(employeeIds);
-          answer = await client.request('PATCH', '/api/employee/tasks/bulk', { taskIds, assigneeId });
-          const acknowledged =
+          const key = randomUUID();
+          const reassignment: Reassignment = {
+            key,
+            client: client.id,
+            phase,
+            taskIds,
+            acknowledged: false,
+            tries: 0,
+          };
+          reassignments.push(reassignment);
+          for (;;) {
+            reassignment.tries++;
+            answer = await exchange(client, 'bulk', key, () =>
+              client.request(
+                'PATCH',
+                '/api/employee/tasks/bulk',
+                { taskIds, assigneeId },
+                { 'idempotency-key': key },
+              ),
+            );
+            if (!fateUnknown(answer) || reassignment.tries > KEYED_RETRIES || !working) break;
+            const retryAfter = Number(answer.headers['retry-after']);
+            await sleep(retryAfter > 0 ? retryAfter * 1000 : THINK_MS);
+          }
+          reassignment.acknowledged =
             answer.status === 200 && (answer.json?.succeeded as number | undefined) === taskIds.length;
           for (const taskId of taskIds) {
             const list = attempts.get(taskId) ?? [];
-            list.push({ assigneeId, acknowledged });
+            list.push({ assigneeId, acknowledged: reassignment.acknowledged });
             attempts.set(taskId, list);
           }
         } else {
-          answer =
+          answer = await exchange(client, 'read', null, () =>
             Math.random() < 0.5
-              ? await client.request('GET', '/api/employee/tasks?limit=20')
-              : await client.request('GET', `/api/employee/tasks/${pick(client.tasks)}`);
+              ? client.request('GET', '/api/employee/tasks?limit=20')
+              : client.request('GET', `/api/employee/tasks/${pick(client.tasks)}`),
+          );
         }
-        const retryAfter = answer.headers['retry-after'];
-        exchanges.push({
-          client: client.id,
-          kind: bulk ? 'bulk' : 'read',
-          phase: phaseAtStart,
-          start,
-          end: Date.now(),
-          status: answer.status,
-          code: typeof answer.json?.code === 'string' ? answer.json.code : null,
-          retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
-          error: answer.error,
-        });
         // A client that is told when to come back waits that long, as the typed client does.
+        const retryAfter = answer.headers['retry-after'];
         const wait = answer.status === 503 && retryAfter ? Number(retryAfter) * 1000 : 0;
         await sleep(wait || THINK_MS * (0.5 + Math.random()));
       }
+    };
+    /** Stops every client at the gate (each ends what it is doing first); `resume` lets them go on. */
+    const pause = async () => {
+      let open = () => {};
+      const opened = new Promise<void>((resolve) => (open = resolve));
+      gate = { opened, open };
+      while (waitingAtGate < clients.length) await sleep(10); // the clients' own requests: real time
+    };
+    const resume = () => {
+      gate?.open();
+      gate = null;
+    };
+    /** What each employee's bulk budget has left (GET /api/rate-limits spends nothing), by user id. */
+    const bulkRemaining = async () => {
+      const left = new Map<number, number>();
+      for (const client of clients.slice(0, EMPLOYEES.length)) {
+        const me = await client.request('GET', '/api/auth/me');
+        const budgets = await client.request('GET', '/api/rate-limits');
+        const controls = budgets.json!.controls as { control: string; remaining: number }[];
+        left.set(
+          (me.json!.user as { id: number }).id,
+          controls.find((c) => c.control === 'task-bulk')!.remaining,
+        );
+      }
+      return left;
+    };
+    const userOf = new Map<number, number>();
+    for (const client of clients)
+      userOf.set(client.id, ((await client.request('GET', '/api/auth/me')).json!.user as { id: number }).id);
+    /** Budget units spent in a phase, per user, and the keys its clients sent in it. */
+    const charges: { phase: string; spent: Map<number, number>; keys: Map<number, number> }[] = [];
+    const measured = async (name: string, run: () => Promise<void>) => {
+      await pause();
+      const before = await bulkRemaining();
+      phase = name;
+      resume();
+      await run();
+      await pause();
+      const after = await bulkRemaining();
+      const spent = new Map([...before].map(([user, left]) => [user, left - after.get(user)!]));
+      const keys = new Map([...before.keys()].map((user) => [user, 0]));
+      for (const r of reassignments.filter((r) => r.phase === name))
+        keys.set(userOf.get(r.client)!, keys.get(userOf.get(r.client)!)! + 1);
+      charges.push({ phase: name, spent, keys });
+      t.diagnostic(`${name}: before ${JSON.stringify([...before])} after ${JSON.stringify([...after])}`);
+      phase = `after ${name}`;
+      resume();
     };
     const loops = clients.map(work);
 
@@ -292,7 +430,7 @@ describe('the fleet through faults', { skip }, () => {
     let killedAt = 0;
     let postgresStoppedAt = 0;
     try {
-      await sleep(3_000);
+      await measured('steady', () => sleep(3_000));
 
       phase = 'postgres';
       mark('PostgreSQL stops');
@@ -313,32 +451,37 @@ describe('the fleet through faults', { skip }, () => {
       recovered.push({ fault: 'redis', at: Date.now() });
       await sleep(3_000);
 
-      phase = 'rolling';
-      for (const [i, instance] of instances.entries()) {
-        mark(`instance ${i} SIGTERM`);
-        const drainStart = Date.now();
-        const code = await instance.stop('SIGTERM');
-        mark(`instance ${i} exited ${code} after ${Date.now() - drainStart} ms`);
-        assert.equal(code, 0, `instance ${i} exits 0 after its drain:\n${instance.output.slice(-3000)}`);
-        instance.start();
-        await instance.ready();
-        mark(`instance ${i} ready again`);
-        recovered.push({ fault: `rolling ${i}`, at: Date.now() });
-      }
-      await sleep(3_000);
+      // The budgets are read before and after (the clients paused), so each phase's charges are exact.
+      await measured('rolling', async () => {
+        await sleep(1_000); // requests in flight when the first SIGTERM comes
+        for (const [i, instance] of instances.entries()) {
+          mark(`instance ${i} SIGTERM`);
+          const drainStart = Date.now();
+          const code = await instance.stop('SIGTERM');
+          mark(`instance ${i} exited ${code} after ${Date.now() - drainStart} ms`);
+          assert.equal(code, 0, `instance ${i} exits 0 after its drain:\n${instance.output.slice(-3000)}`);
+          instance.start();
+          await instance.ready();
+          mark(`instance ${i} ready again`);
+          recovered.push({ fault: `rolling ${i}`, at: Date.now() });
+        }
+        await sleep(3_000);
+      });
 
-      phase = 'sigkill';
-      await sleep(KILL_INSTANT_MS); // the requests the kill cuts are counted with it
-      mark('instance 1 SIGKILL');
-      killedAt = Date.now();
-      await instances[1]!.stop('SIGKILL');
-      recovered.push({ fault: 'sigkill', at: killedAt });
-      instances[1]!.start();
-      await instances[1]!.ready();
-      mark('instance 1 ready again');
-      await sleep(3_000);
+      await measured('sigkill', async () => {
+        await sleep(KILL_INSTANT_MS); // the requests the kill cuts are counted with it
+        mark('instance 1 SIGKILL');
+        killedAt = Date.now();
+        await instances[1]!.stop('SIGKILL');
+        recovered.push({ fault: 'sigkill', at: killedAt });
+        instances[1]!.start();
+        await instances[1]!.ready();
+        mark('instance 1 ready again');
+        await sleep(3_000);
+      });
     } finally {
       working = false;
+      resume();
       await Promise.all(loops);
     }
 
@@ -448,6 +591,48 @@ describe('the fleet through faults', { skip }, () => {
         lost.push(`task ${row.id}: ${row.assignee_id}, acknowledged ${list[last]!.assigneeId}`);
     }
     if (lost.length > 0) broken['every acknowledged reassignment is in the database'] = lost;
+
+    // Exactly once: each change of a task was made by a keyed reassignment's transaction that stored
+    // its answer, no key stored two answers (so none was applied twice), and every acknowledged key one.
+    const audit = new pg.Client({ connectionString: postgres.url });
+    await audit.connect();
+    const answers = (await audit.query<{ key: string; tx: string }>('SELECT key, tx FROM stored_answers'))
+      .rows;
+    const unanswered = (
+      await audit.query<{ task_id: number; tx: string }>(
+        'SELECT task_id, tx FROM task_changes WHERE tx NOT IN (SELECT tx FROM stored_answers)',
+      )
+    ).rows;
+    await audit.end();
+    const answersOf = new Map<string, number>();
+    for (const { key } of answers) answersOf.set(key, (answersOf.get(key) ?? 0) + 1);
+    const twice = [...answersOf].filter(([, count]) => count > 1).map(([key, count]) => `${key}: ${count}`);
+    if (twice.length > 0) broken['no reassignment is applied twice (one stored answer per key)'] = twice;
+    if (unanswered.length > 0)
+      broken['every task change belongs to a keyed reassignment that stored its answer'] = unanswered
+        .slice(0, 8)
+        .map((row) => `task ${row.task_id} in transaction ${row.tx}`);
+    const unapplied = reassignments.filter((r) => r.acknowledged && answersOf.get(r.key) !== 1);
+    if (unapplied.length > 0)
+      broken['every acknowledged reassignment was applied once'] = unapplied.slice(0, 8).map((r) => r.key);
+    // Charged once per key: steady and through the rolling restart every key reaches an instance
+    // and is charged once, its retries never; in the SIGKILL phase a key is charged at most once
+    // (one cut before its claim reached the database is charged by no instance).
+    for (const { phase: name, spent, keys } of charges) {
+      const wrong = [...spent].filter(([user, units]) =>
+        name === 'sigkill' ? units > keys.get(user)! : units !== keys.get(user),
+      );
+      if (wrong.length > 0)
+        broken[`the ${name} phase charged the bulk budget once per key`] = wrong.map(
+          ([user, units]) => `user ${user}: ${units} units for ${keys.get(user)} keys`,
+        );
+    }
+    const retried = reassignments.filter((r) => r.tries > 1);
+    t.diagnostic(
+      `${reassignments.length} keyed reassignments, ${retried.length} sent again with their key ` +
+        `(${retried.filter((r) => r.acknowledged).length} then acknowledged), ${answers.length} answers stored; ` +
+        `charges: ${charges.map((c) => `${c.phase} ${JSON.stringify(Object.fromEntries(c.spent))} for ${JSON.stringify(Object.fromEntries(c.keys))} keys`).join('; ')}`,
+    );
     const acknowledged = [...attempts.values()].flat().filter((attempt) => attempt.acknowledged).length;
     t.diagnostic(
       `${exchanges.length} requests, ${acknowledged} acknowledged task reassignments checked, ${((Date.now() - started) / 1000).toFixed(0)} s`,

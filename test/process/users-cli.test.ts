@@ -1,13 +1,15 @@
 // Accounts as processes (contract §7): the command line on the embedded database and PostgreSQL (commands, events, bad input, a server on the directory), and a production start's logs.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { verifyPassword } from '../../src/auth/passwords.ts';
 import { openDatabase, type Queryable } from '../../src/db/database.ts';
+import { migrate } from '../../src/db/migrate.ts';
 import { privateTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { listeningUrl, startServer } from '../helpers/server-process.ts';
 import { skipUnless } from '../helpers/services.ts';
@@ -44,14 +46,24 @@ interface Target {
   read<T>(work: (db: Queryable) => Promise<T>): Promise<T>;
 }
 
-async function target(kind: 'embedded' | 'postgres'): Promise<Target> {
+/**
+ * A database as a server leaves it on its first start: created and migrated, no accounts. The
+ * command line never creates one itself (`serverStarted: false` is the other case).
+ */
+async function target(kind: 'embedded' | 'postgres', { serverStarted = true } = {}): Promise<Target> {
   if (kind === 'postgres') {
     const database: TestDatabase = await privateTestDatabase('postgres', { prepared: false });
     cleanups.push(() => database.close());
+    if (serverStarted) await migrate(database.db);
     return { env: { DATABASE_URL: database.url! }, read: (work) => work(database.db) };
   }
   const dataDir = await mkdtemp(join(tmpdir(), 'tp-users-'));
   cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+  if (serverStarted) {
+    const db = await openDatabase({ databaseUrl: null, dataDir });
+    await migrate(db);
+    await db.close();
+  }
   return {
     env: { DATA_DIR: dataDir },
     async read(work) {
@@ -234,6 +246,50 @@ for (const kind of ['embedded', 'postgres'] as const) {
       );
     });
 
+    it('says in one line that there are no accounts yet', async () => {
+      const where = await target(kind);
+      const listed = await users(where.env, ['list']);
+      assert.equal(listed.code, 0, listed.stderr);
+      assert.equal(listed.stdout, 'no accounts in this database\n');
+    });
+
+    it('never creates a database: one no server ever set up is one line naming the variable, exit 1', async () => {
+      const where = await target(kind, { serverStarted: false });
+      const variable = kind === 'embedded' ? 'DATA_DIR' : 'DATABASE_URL';
+      for (const args of [
+        ['add', '--email', 'zed@example.com', '--name', 'Zed', '--role', 'admin'],
+        ['list'],
+      ]) {
+        const run = await users(where.env, args);
+        assert.equal(run.code, 1, args.join(' '));
+        assert.equal(run.stdout, '');
+        assert.equal(run.stderr.trimEnd().split('\n').length, 1, run.stderr);
+        assert.match(run.stderr, new RegExp(`^users: ${variable}=\\S+ (holds|names) (no )?(a )?database`));
+        assert.doesNotMatch(run.stderr, /postgres:\/\/[^@\s]*@/, 'no user or password in the line');
+      }
+      if (kind === 'embedded') {
+        assert.deepEqual(await readdir(where.env.DATA_DIR!), [], 'nothing was put in the directory');
+        const typo = join(where.env.DATA_DIR!, 'dat');
+        const run = await users({ DATA_DIR: typo }, [
+          'add',
+          '--email',
+          'zed@example.com',
+          '--name',
+          'Z',
+          '--role',
+          'admin',
+        ]);
+        assert.equal(run.code, 1);
+        assert.match(run.stderr, /^users: DATA_DIR=\S+\/dat holds no database/);
+        assert.equal(existsSync(typo), false, 'the misspelt directory was not made');
+      } else {
+        const tables = await where.read((db) =>
+          db.query('SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()'),
+        );
+        assert.deepEqual(tables, [], 'no table was created');
+      }
+    });
+
     it('answers bad input with one line on stderr and a non-zero exit, and changes nothing', async () => {
       const where = await target(kind);
       assert.equal(
@@ -302,7 +358,7 @@ for (const kind of ['embedded', 'postgres'] as const) {
 
 describe('npm run users with a server running on the embedded database', () => {
   it('says so in one line, and leaves the server serving', async (t) => {
-    const where = await target('embedded');
+    const where = await target('embedded', { serverStarted: false });
     const server = startServer({ DATA_DIR: where.env.DATA_DIR! });
     t.after(() => server.child.kill('SIGKILL'));
     const url = await listeningUrl(server.output, server.exited);
@@ -326,7 +382,7 @@ describe('a production start, as the image runs it', () => {
   const production = { NODE_ENV: 'production', SESSION_SECRET: 's'.repeat(32) };
 
   it('creates no demo account and logs how to create the first admin', async (t) => {
-    const where = await target('embedded');
+    const where = await target('embedded', { serverStarted: false });
     const server = startServer({ ...where.env, ...production });
     t.after(() => server.child.kill('SIGKILL'));
     await listeningUrl(server.output, server.exited);
@@ -341,7 +397,7 @@ describe('a production start, as the image runs it', () => {
   });
 
   it('warns of the published passwords when SEED_DEMO=true seeds them anyway', async (t) => {
-    const where = await target('embedded');
+    const where = await target('embedded', { serverStarted: false });
     const server = startServer({ ...where.env, ...production, SEED_DEMO: 'true' });
     t.after(() => server.child.kill('SIGKILL'));
     await listeningUrl(server.output, server.exited);

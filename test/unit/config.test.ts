@@ -39,6 +39,7 @@ describe('loadConfig defaults', () => {
       loginAccount,
       loginIp,
       loginDevice,
+      passkeyOptions,
       ipv6Prefix,
       storeFailure,
     } = config.rateLimits;
@@ -49,8 +50,22 @@ describe('loadConfig defaults', () => {
     assert.deepEqual(loginAccount, { limit: 10, windowMs: fifteenMinutes });
     assert.deepEqual(loginIp, { limit: 100, windowMs: fifteenMinutes });
     assert.deepEqual(loginDevice, { limit: 10, windowMs: fifteenMinutes });
+    assert.deepEqual(passkeyOptions, { limit: 30, windowMs: 60_000 });
     assert.equal(ipv6Prefix, 64);
     assert.equal(storeFailure, 'local');
+    assert.equal(config.idempotencyTtlMs, 24 * 3_600_000);
+    assert.deepEqual(config.testHooks, { holdCommittedAnswers: false });
+  });
+
+  it('accepts the test hook TEST_HOLD_COMMITTED_ANSWERS under NODE_ENV=test only', () => {
+    const held = { TEST_HOLD_COMMITTED_ANSWERS: 'true' };
+    assert.equal(loadConfig({ ...held, NODE_ENV: 'test' }).testHooks.holdCommittedAnswers, true);
+    for (const nodeEnv of ['development', 'production']) {
+      const problems = problemsOf({ ...held, NODE_ENV: nodeEnv, SESSION_SECRET: 'x'.repeat(32) });
+      assert.deepEqual(problems, [
+        'TEST_HOLD_COMMITTED_ANSWERS is a test hook: expected it unset unless NODE_ENV=test',
+      ]);
+    }
   });
 
   it('makes a random session secret in development, and says so', () => {
@@ -134,6 +149,7 @@ describe('loadConfig rate-limit budgets', () => {
     RATE_LIMIT_LOGIN_ACCOUNT: 'loginAccount',
     RATE_LIMIT_LOGIN_IP: 'loginIp',
     RATE_LIMIT_LOGIN_DEVICE: 'loginDevice',
+    RATE_LIMIT_PASSKEY_OPTIONS: 'passkeyOptions',
   } as const;
 
   it('reads <count>/<duration> with the units ms, s, m and h', () => {
@@ -196,6 +212,32 @@ describe('loadConfig rate-limit budgets', () => {
     }
   });
 
+  it('reads RATE_LIMIT_TRUSTED_NETWORKS as addresses and CIDRs of both families, none by default', () => {
+    assert.deepEqual(loadConfig({}).rateLimits.trustedNetworks, []);
+    assert.deepEqual(
+      loadConfig({ RATE_LIMIT_TRUSTED_NETWORKS: ' 203.0.113.7, 198.51.100.0/24 ,2001:db8:1::/48,::1' })
+        .rateLimits.trustedNetworks,
+      ['203.0.113.7', '198.51.100.0/24', '2001:db8:1::/48', '::1'],
+    );
+    for (const bad of [
+      'office',
+      '203.0.113.0/33',
+      '2001:db8::/129',
+      '203.0.113.0/',
+      '203.0.113.0/0x8',
+      '203.0.113.0/8/9',
+      '203.0.113.7,,198.51.100.1',
+      '203.0.113',
+    ]) {
+      const problems = problemsOf({ RATE_LIMIT_TRUSTED_NETWORKS: bad });
+      assert.equal(problems.length, 1, bad);
+      assert.match(
+        problems[0]!,
+        /^RATE_LIMIT_TRUSTED_NETWORKS=".*" is invalid: expected a comma list of IPv4\/IPv6 addresses and CIDRs/,
+      );
+    }
+  });
+
   it('reports several invalid variables in one error', () => {
     const problems = problemsOf({
       RATE_LIMIT_BULK: 'x',
@@ -254,6 +296,7 @@ describe('loadConfig durations', () => {
     DEVICE_COOKIE_TTL: 'deviceCookieTtlMs',
     SESSION_CACHE_TTL: 'sessionCacheMs',
     SECURITY_EVENT_RETENTION: 'securityEventRetentionMs',
+    IDEMPOTENCY_TTL: 'idempotencyTtlMs',
   } as const;
 
   it('reads <integer><unit> with the units ms, s, m, h and d, each variable alike', () => {

@@ -57,8 +57,9 @@ const remaining = (decision: RateDecision) => [decision.allowed, decision.remain
 
 describe('FailoverStore over a remote store that answers', () => {
   storeContract(
-    (clock) =>
-      failoverStack(new FakeRemoteStore(clock), { failureMode: 'local' }, clock, new MemoryLog()).store,
+    (clock, options) =>
+      failoverStack(new FakeRemoteStore(clock, options), { failureMode: 'local' }, clock, new MemoryLog())
+        .store,
   );
 });
 
@@ -269,13 +270,13 @@ describe('FailoverStore claimOnce while the remote store is down', () => {
     it(`grants no claim in ${mode} mode (never locally: an id would be usable once per instance), and never throws`, async (t) => {
       const { remote, store, clock } = setup(t, mode);
       remote.fail();
-      assert.equal(await store.claimOnce('work', 'id', 60_000), false, 'the failing call');
-      assert.equal(await store.claimOnce('work', 'id-2', 60_000), false, 'during the outage');
+      assert.equal(await store.claimOnce('work', 'series', 1, 60_000), false, 'the failing call');
+      assert.equal(await store.claimOnce('work', 'series', 2, 60_000), false, 'during the outage');
       remote.recover();
       clock.advance(RETRY_MS);
-      await store.claimOnce('work', 'id-3', 60_000); // starts the probe
+      await store.claimOnce('work', 'series', 3, 60_000); // starts the probe
       await settle();
-      assert.equal(await store.claimOnce('work', 'id-2', 60_000), true, 'granted again once it is back');
+      assert.equal(await store.claimOnce('work', 'series', 2, 60_000), true, 'granted again once it is back');
     });
   }
 });
@@ -315,19 +316,19 @@ describe('FailoverStore single-use marks while the remote store is down', () => 
   for (const mode of ['local', 'open'] as const) {
     it(`${mode}: marks go to the local store, and one put remotely is not found (never taken twice)`, async (t) => {
       const { remote, store } = setup(t, mode);
-      await store.putOnce('challenge', 'before', 60_000);
+      await store.putOnce('challenge', 'browser', 'before', 60_000);
       remote.fail();
-      assert.equal(await store.takeOnce('challenge', 'before'), false);
-      await store.putOnce('challenge', 'during', 60_000);
-      assert.equal(await store.takeOnce('challenge', 'during'), true);
-      assert.equal(await store.takeOnce('challenge', 'during'), false);
+      assert.equal(await store.takeOnce('challenge', 'browser', 'before'), false);
+      await store.putOnce('challenge', 'browser', 'during', 60_000);
+      assert.equal(await store.takeOnce('challenge', 'browser', 'during'), true);
+      assert.equal(await store.takeOnce('challenge', 'browser', 'during'), false);
     });
   }
 
   it('closed: marks fail with the store (a 503), never a silent success', async (t) => {
     const { remote, store } = setup(t, 'closed');
     remote.fail();
-    await assert.rejects(async () => store.putOnce('challenge', 'm', 60_000), StoreUnavailableError);
-    await assert.rejects(async () => store.takeOnce('challenge', 'm'), StoreUnavailableError);
+    await assert.rejects(async () => store.putOnce('challenge', 'b', 'm', 60_000), StoreUnavailableError);
+    await assert.rejects(async () => store.takeOnce('challenge', 'b', 'm'), StoreUnavailableError);
   });
 });

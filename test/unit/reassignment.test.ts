@@ -2,7 +2,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiError, type RateLimitState } from '../../src/client/index.ts';
-import { IDLE, type Outcome, reassignReducer, sortBulkFailure } from '../../web/src/reassignment.ts';
+import {
+  fateUnknown,
+  IDLE,
+  keyFor,
+  type Outcome,
+  reassignReducer,
+  sortBulkFailure,
+} from '../../web/src/reassignment.ts';
+import { BULK_FATE_UNKNOWN } from '../../web/src/wording.ts';
 
 const NOW = 1_700_000_000_000;
 const exhausted: RateLimitState = {
@@ -19,6 +27,7 @@ const outcome: Outcome = {
   failed: 0,
   results: [{ taskId: 1, status: 'reassigned' }],
   assignee: 'Bob Nguyen',
+  replayed: false,
 };
 
 describe('reassignment', () => {
@@ -74,5 +83,38 @@ describe('reassignment', () => {
       notice: 'Your session has ended. Sign in again.',
       rateLimit: null,
     });
+  });
+
+  it('sends a new key per reassignment, and the pending key only for the same tasks and assignee', () => {
+    let made = 0;
+    const fresh = () => `new-${++made}`;
+    assert.equal(keyFor(null, [1, 2], 3, fresh), 'new-1');
+    const pending = { key: 'kept', taskIds: [1, 2], assigneeId: 3 };
+    assert.equal(keyFor(pending, [1, 2], 3, fresh), 'kept', 'the same reassignment, sent again');
+    assert.equal(keyFor(pending, [1, 2], 4, fresh), 'new-2', 'another assignee');
+    assert.equal(keyFor(pending, [2, 1], 3, fresh), 'new-3', 'the tasks in another order');
+    assert.equal(keyFor(pending, [1, 2, 5], 3, fresh), 'new-4', 'more tasks');
+  });
+
+  it('tells a reassignment that may have been applied (no answer, 502, 503, 504, in flight) from a refusal', () => {
+    const unknown = [
+      new ApiError({ status: 0, code: 'NETWORK_ERROR', message: 'unreachable' }),
+      new ApiError({ status: 502, code: 'UNEXPECTED_RESPONSE', message: 'Bad Gateway' }),
+      new ApiError({ status: 503, code: 'DATABASE_UNAVAILABLE', message: 'away', retryAfter: 2 }),
+      new ApiError({ status: 504, code: 'UNEXPECTED_RESPONSE', message: 'Gateway Timeout' }),
+      new ApiError({ status: 409, code: 'IDEMPOTENCY_KEY_IN_FLIGHT', message: 'busy', retryAfter: 1 }),
+    ];
+    for (const error of unknown) {
+      assert.ok(fateUnknown(error), error.code);
+      assert.deepEqual(sortBulkFailure(error), { kind: 'unknown', text: BULK_FATE_UNKNOWN, rateLimit: null });
+    }
+    assert.match(BULK_FATE_UNKNOWN, /applies it only once/);
+    assert.doesNotMatch(BULK_FATE_UNKNOWN, /try again\?/i);
+    for (const error of [
+      new ApiError({ status: 422, code: 'ASSIGNEE_NOT_FOUND', message: 'no' }),
+      new ApiError({ status: 500, code: 'INTERNAL_ERROR', message: 'no' }),
+      new TypeError('boom'),
+    ])
+      assert.equal(fateUnknown(error), false);
   });
 });

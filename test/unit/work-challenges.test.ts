@@ -6,6 +6,7 @@ import { WorkChallenges, type WorkRefusal } from '../../src/auth/work-challenges
 import { ManualClock } from '../../src/clock.ts';
 import { leadingZeroBits, WORK_CHALLENGE_TTL_MS, workMessage } from '../../src/proved-work.ts';
 import { MemoryStore } from '../../src/rate-limit/stores/memory-store.ts';
+import { FLOOD, floodOfOneBitSolutions, solveBetween } from '../helpers/proved-work.ts';
 
 const SECRET = 'a-test-secret-of-at-least-32-characters!';
 const ALICE = 'alice@example.com';
@@ -76,13 +77,20 @@ describe('WorkChallenges', () => {
   it('counts a forged or altered challenge, and a hash with no zero bit, as no work', async () => {
     const { challenges, refused } = setup();
     const challenge = challenges.issue(ALICE);
-    const [version, expires, id, mac] = challenge.split('.') as [string, string, string, string];
+    const [version, expires, series, slot, mac] = challenge.split('.') as [
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
     const later = (Number.parseInt(expires, 36) + 60_000).toString(36);
     const forged = [
-      `${version}.${later}.${id}.${mac}`, // a longer life
-      `${version}.${expires}.${'A'.repeat(22)}.${mac}`, // another id under the same MAC
-      `${version}.${expires}.${id}.${'A'.repeat(22)}`,
-      'w1.zzzzzzzz.not-a-challenge',
+      `${version}.${later}.${series}.${slot}.${mac}`, // a longer life
+      `${version}.${expires}.${'A'.repeat(16)}.${slot}.${mac}`, // another series under the same MAC
+      `${version}.${expires}.${series}.${slot}1.${mac}`, // another slot under the same MAC
+      `${version}.${expires}.${series}.${slot}.${'A'.repeat(22)}`,
+      'w2.zzzzzzzz.not-a-challenge',
       '',
     ];
     for (const fake of forged) {
@@ -99,9 +107,9 @@ describe('WorkChallenges', () => {
     )
       nonce++;
     assert.equal(await challenges.prove(ALICE, { challenge, nonce: String(nonce) }), 0);
-    assert.deepEqual(refused, ['forged', 'forged', 'forged', 'forged', 'forged', 'no-work']);
+    assert.deepEqual(refused, ['forged', 'forged', 'forged', 'forged', 'forged', 'forged', 'no-work']);
     assert.equal(await challenges.prove(ALICE, undefined), 0, 'no solution: no work, nothing refused');
-    assert.equal(refused.length, 6);
+    assert.equal(refused.length, 7);
   });
 
   it('counts no work when the store cannot say the challenge is unused, and never rejects', async () => {
@@ -112,5 +120,27 @@ describe('WorkChallenges', () => {
     const { nonce } = solve(challenge, 3);
     assert.equal(await challenges.prove(ALICE, { challenge, nonce }), 0);
     assert.deepEqual(refused, ['store-unavailable']);
+  });
+
+  it('counts a solution below the bits asked when it arrives as no work, and does not record it', async () => {
+    const { challenges, refused } = setup();
+    const challenge = challenges.issue(ALICE);
+    const weak = solveBetween(challenge, 1, 3);
+    assert.equal(await challenges.prove(ALICE, { challenge, nonce: weak }, 4), 0);
+    assert.deepEqual(refused, ['below-asked']);
+    const { nonce, proved } = solve(challenge, 4);
+    assert.equal(
+      await challenges.prove(ALICE, { challenge, nonce }, 4),
+      proved,
+      'the challenge is still unused',
+    );
+  });
+
+  it('credits an honest solution after more one-bit solutions than the record ever held', async () => {
+    const { challenges } = setup();
+    await floodOfOneBitSolutions(challenges, FLOOD);
+    const challenge = challenges.issue(ALICE);
+    const { nonce, proved } = solve(challenge, 8);
+    assert.equal(await challenges.prove(ALICE, { challenge, nonce }, 1), proved);
   });
 });

@@ -1,8 +1,9 @@
 // Reassigning the selection: the assignee picker, the button, the bulk budget, its countdown, the outcome.
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
-import type { BulkReassignResult, RateLimitState, User } from '../../src/client/index.ts';
+import type { RateLimitState, User } from '../../src/client/index.ts';
 import { NamedSelect } from './named-select.tsx';
-import { budgetSentence, duration, FAILURE_REASONS } from './wording.ts';
+import type { Outcome as ReassignOutcome } from './reassignment.ts';
+import { BULK_APPLIED_ONCE, budgetSentence, duration, FAILURE_REASONS } from './wording.ts';
 
 interface Props {
   readonly employees: readonly User[];
@@ -11,7 +12,7 @@ interface Props {
   /** Seconds until the bulk budget admits again; 0 when it does now. */
   readonly cooldown: number;
   readonly busy: boolean;
-  readonly outcome: (BulkReassignResult & { assignee: string }) | null;
+  readonly outcome: ReassignOutcome | null;
   readonly error: string | null;
   readonly note: string | null;
   readonly onReassign: (assigneeId: number) => void;
@@ -92,7 +93,7 @@ export function BulkPanel(props: Props) {
   );
 }
 
-function Outcome({ outcome }: { outcome: BulkReassignResult & { assignee: string } }) {
+function Outcome({ outcome }: { outcome: ReassignOutcome }) {
   // Keyed by position: one id can fail twice (DUPLICATE).
   const failures = outcome.results
     .map((result, position) => ({ ...result, position }))
@@ -105,6 +106,7 @@ function Outcome({ outcome }: { outcome: BulkReassignResult & { assignee: string
         </strong>{' '}
         {outcome.succeeded > 0 && `Reassigned to ${outcome.assignee}.`}
       </p>
+      {outcome.replayed && <p id="bulk-applied-once">{BULK_APPLIED_ONCE}</p>}
       {failures.length > 0 && (
         <ul class="failures">
           {failures.map((failure) => (

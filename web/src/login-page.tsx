@@ -57,7 +57,7 @@ export function LoginPage({ client, notice, onSignedIn }: Props) {
     setBusy(true);
     setRefusal(null);
     try {
-      // Under a flood the client solves the server's challenge in a worker and sends it again (contract §15).
+      // Under a flood the client solves the server's challenge in a worker and sends it again (docs/rules.md#proved-work).
       const user = await client.login(credentials.email, credentials.password, work);
       onSignedIn(user);
     } catch (error) {

@@ -16,6 +16,12 @@ export function describePasskeyError(error: unknown): string {
         return 'The passkey could not be verified, or it is already registered. Try again.';
       case 'NOT_FOUND':
         return 'That passkey is no longer there. The list has been refreshed.';
+      case 'LOGIN_BUSY':
+        return 'Passkey sign-in is very busy right now. Try again in a moment.';
+      case 'LOGIN_RATE_LIMIT':
+        if (error.rateLimit?.policy === 'passkey-options')
+          return 'Too many passkey requests have come from your network. Try again in a minute.';
+        return describeError(error);
       default:
         return describeError(error);
     }

@@ -1,4 +1,4 @@
-// Whether the answering server turns sign-in attempts away (contract §11), for the admin page: loaded with the lists, then every few seconds.
+// Whether the answering server turns sign-in attempts away (docs/rules.md#the-login-gate), for the admin page: loaded with the lists, then every few seconds.
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import type { ApiClient, LoginPressure } from '../../src/client/index.ts';
 import type { LoadTroubleHandle } from './use-load-trouble.ts';

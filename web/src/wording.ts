@@ -56,6 +56,18 @@ export const FAILURE_REASONS: Record<string, string> = {
   DUPLICATE: 'listed twice; the first one was used',
 };
 
+/**
+ * A reassignment whose answer never came (the client's own retries spent): it may have been
+ * applied. Pressing Reassign again sends the same request under the same Idempotency-Key.
+ */
+export const BULK_FATE_UNKNOWN =
+  'The connection broke before the server answered, so this reassignment may already have been applied. ' +
+  'Press Reassign again: it is sent as the same request, and the server applies it only once.';
+
+/** The answer to a reassignment sent again that had already been applied: the server's stored result. */
+export const BULK_APPLIED_ONCE =
+  'This reassignment had already been applied before the connection broke. It was applied once, not twice.';
+
 /** A sentence for any error a call can throw; rate limits are worded where their countdown is shown. */
 export function describeError(error: unknown): string {
   if (!(error instanceof ApiError)) return 'Something unexpected went wrong. Reload the page and try again.';
@@ -83,6 +95,8 @@ export function describeError(error: unknown): string {
       return 'That person can no longer be assigned tasks. Choose someone else.';
     case 'TASK_BULK_TOO_LARGE':
       return `A reassignment can include at most ${BULK_MAX_TASKS} tasks.`;
+    case 'IDEMPOTENCY_KEY_IN_FLIGHT':
+      return 'Your reassignment is still being processed. Wait a moment, then press Reassign again.';
     case 'NETWORK_ERROR':
       return 'The server could not be reached. Check your connection and try again.';
     case 'LOGIN_BUSY':

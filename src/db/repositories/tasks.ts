@@ -1,5 +1,5 @@
 // Tasks: filtered keyset pagination, one task, and bulk reassignment in one SQL statement.
-import type { Queryable } from '../database.ts';
+import type { Database, Queryable } from '../database.ts';
 import { maySignInSql } from './users.ts';
 
 /** Every task status, in the order people read them; the schemas, the seed and the client follow this list. */
@@ -27,6 +27,15 @@ export interface TaskFilter {
 export type BulkOutcome =
   | { kind: 'assignee-not-found' }
   | { kind: 'done'; results: { taskId: number; outcome: 'reassigned' | 'NOT_FOUND' | 'DUPLICATE' }[] };
+
+/**
+ * Work that commits with a reassignment: run in its transaction after the reassignment's statement
+ * when it went through (`done`); a throw rolls the reassignment back.
+ */
+export type AlongsideReassignment = (
+  outcome: Extract<BulkOutcome, { kind: 'done' }>,
+  connection: Queryable,
+) => Promise<void>;
 
 interface TaskRow {
   id: number;
@@ -73,9 +82,9 @@ SELECT i.id, (f.ord = i.ord) AS first, (u.id IS NOT NULL) AS updated,
  ORDER BY i.ord`;
 
 export class TasksRepository {
-  private readonly db: Queryable;
+  private readonly db: Database;
 
-  constructor(db: Queryable) {
+  constructor(db: Database) {
     this.db = db;
   }
 
@@ -103,18 +112,35 @@ export class TasksRepository {
     return row ? toTask(row) : null;
   }
 
-  async bulkReassign(taskIds: readonly number[], assigneeId: number): Promise<BulkOutcome> {
-    const rows = await this.db.query<{ id: number; first: boolean; updated: boolean; assignee_ok: boolean }>(
-      BULK_REASSIGN_SQL,
-      [taskIds, assigneeId],
-    );
-    if (rows.length > 0 && !rows[0]!.assignee_ok) return { kind: 'assignee-not-found' };
-    return {
-      kind: 'done',
-      results: rows.map((row) => ({
-        taskId: row.id,
-        outcome: !row.first ? 'DUPLICATE' : row.updated ? 'reassigned' : 'NOT_FOUND',
-      })),
-    };
+  /**
+   * Reassigns `taskIds` to `assigneeId` in one statement, atomic on its own. With `alongside` (an
+   * Idempotency-Key's answer to store), the statement and that work share one transaction instead.
+   */
+  async bulkReassign(
+    taskIds: readonly number[],
+    assigneeId: number,
+    alongside?: AlongsideReassignment,
+  ): Promise<BulkOutcome> {
+    if (!alongside) return reassign(this.db, taskIds, assigneeId);
+    return this.db.transaction(async (connection) => {
+      const outcome = await reassign(connection, taskIds, assigneeId);
+      if (outcome.kind === 'done') await alongside(outcome, connection);
+      return outcome;
+    });
   }
+}
+
+async function reassign(db: Queryable, taskIds: readonly number[], assigneeId: number): Promise<BulkOutcome> {
+  const rows = await db.query<{ id: number; first: boolean; updated: boolean; assignee_ok: boolean }>(
+    BULK_REASSIGN_SQL,
+    [taskIds, assigneeId],
+  );
+  if (rows.length > 0 && !rows[0]!.assignee_ok) return { kind: 'assignee-not-found' };
+  return {
+    kind: 'done',
+    results: rows.map((row) => ({
+      taskId: row.id,
+      outcome: !row.first ? 'DUPLICATE' : row.updated ? 'reassigned' : 'NOT_FOUND',
+    })),
+  };
 }

@@ -8,6 +8,8 @@ import type { WorkChallenges } from '../../auth/work-challenges.ts';
 import { type ShadowRefusalEvent, shadowRefusalChannel } from '../../rate-limit/engine.ts';
 import type { StoreStack } from '../../rate-limit/stores/create-store.ts';
 import { observeStore } from '../../rate-limit/stores/store-events.ts';
+import { isDraining } from '../drain.ts';
+import type { ReadinessState } from '../readiness.ts';
 import { registerDatabaseMetrics } from './database-outage.ts';
 import { registerLoginGateMetrics } from './login-gate-metrics.ts';
 import { registerProvedWorkMetrics } from './proved-work-metrics.ts';
@@ -32,6 +34,8 @@ export interface MetricsPluginOptions {
   readonly loginGate: HashGate;
   /** Proved work's challenges, whose refused solutions are counted (contract §15). */
   readonly workChallenges: WorkChallenges;
+  /** /readyz's look at the dependencies, which `instance_ready` shows (the same look, once a second at most). */
+  readonly readiness: ReadinessState;
 }
 
 // From a memory decision (microseconds) to a Redis one that ran into the command timeout.
@@ -40,10 +44,20 @@ const DECISION_BUCKETS = [
 ];
 
 export const metricsPlugin = fp<MetricsPluginOptions>(
-  async (app, { stack, loginGate, workChallenges }) => {
+  async (app, { stack, loginGate, workChallenges, readiness }) => {
     // One registry per app: tests build many apps in one process, and their series must not mix.
     // No default process metrics: prom-client's collectors install observers that are never removed.
     const registry = new Registry();
+    // The V8 heap in use, read at each scrape (no observer): a flood of any length holds it flat
+    // (docs/rules.md#proved-work), and `npm run bench:flood` follows its trend from here.
+    new Gauge({
+      name: 'nodejs_heap_size_used_bytes',
+      help: 'The V8 heap in use (process.memoryUsage().heapUsed), read at each scrape.',
+      registers: [registry],
+      collect() {
+        this.set(process.memoryUsage().heapUsed);
+      },
+    });
     const requests = new Counter({
       name: 'http_requests_total',
       help: 'HTTP requests answered, by method, route pattern and status code.',
@@ -63,8 +77,8 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
       registers: [registry],
     });
     // No labels: every remote decision runs the same script on the same server, and prom-client's
-    // labelled observe (a labels object hashed to a string, a dictionary look-up) cost about 5 k
-    // instructions a request on the Redis path, some 3 % of it; without, about half of that.
+    // labelled observe hashes a labels object to a string and looks it up on every request, about
+    // twice the cost of the unlabelled one (measured: BENCHMARKS.md).
     const decisions = new Histogram({
       name: 'rate_limit_decision_seconds',
       help: 'Time the Redis store took to decide, from the call until it settled (memory decisions are not timed).',
@@ -77,14 +91,30 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
       help: 'Redis operations of the rate limiter that failed or timed out.',
       registers: [registry],
     });
-    const degraded = new Gauge({
+    // Read from the stack at scrape time: an instance that started without Redis is degraded
+    // before this plugin could hear of it (create-store.ts).
+    const storeLabels = { store: stack.backend.name, failure_mode: stack.backend.failureMode };
+    new Gauge({
       name: 'rate_limit_store_degraded',
       help: '1 while Redis is unavailable and RATE_LIMIT_STORE_FAILURE applies, else 0.',
       labelNames: ['store', 'failure_mode'] as const,
       registers: [registry],
+      collect() {
+        this.set(storeLabels, stack.degraded() ? 1 : 0);
+      },
     });
-    const storeLabels = { store: stack.backend.name, failure_mode: stack.backend.failureMode };
-    degraded.set(storeLabels, 0);
+    // What /readyz would answer, as a series an alert can watch (deploy/prometheus/alerts.yml): the
+    // same look at the dependencies, so a scrape also finds a Redis or a database that went away
+    // while no request came, and costs no more than /readyz does.
+    new Gauge({
+      name: 'instance_ready',
+      help: '1 while /readyz answers 200 (the database answers, the rate-limit store serves, not draining), else 0.',
+      registers: [registry],
+      async collect() {
+        const ready = !isDraining(app.server) && !(await readiness.current()).fatal;
+        this.set(ready ? 1 : 0);
+      },
+    });
     const stopGateMetrics = registerLoginGateMetrics(registry, loginGate);
     const stopWorkMetrics = registerProvedWorkMetrics(registry, loginGate, workChallenges);
     app.addHook('onClose', async () => {
@@ -105,9 +135,6 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
       stopObserving = observeStore(stack.store, {
         decision({ seconds }) {
           decisions.observe(seconds);
-        },
-        storeState({ state }) {
-          degraded.set(storeLabels, state === 'degraded' ? 1 : 0);
         },
         redisError() {
           redisErrors.inc();

@@ -14,6 +14,7 @@ import {
   type RoutePlan,
 } from '../../rate-limit/policy.ts';
 import type { MaybePromise } from '../../rate-limit/stores/store.ts';
+import { trustedNetworkMatcher } from '../../rate-limit/trusted-networks.ts';
 import type { SecurityEventSink } from '../../security-event.ts';
 
 declare module 'fastify' {
@@ -41,6 +42,11 @@ declare module 'fastify' {
 export interface RateLimitPluginOptions {
   readonly engine: RateLimitEngine;
   readonly ipv6Prefix: number;
+  /**
+   * RATE_LIMIT_TRUSTED_NETWORKS: client addresses in these networks skip the per-address controls
+   * (policy.ts' `keyFor`); every other control holds for them.
+   */
+  readonly trustedNetworks: readonly string[];
   /** Where the login flow reports the locks that start (one event per lock). */
   readonly events: SecurityEventSink;
   /**
@@ -49,6 +55,12 @@ export interface RateLimitPluginOptions {
    * which alone can tell whether the cookie belongs to the account the body names.
    */
   readonly mayBeKnownDevice: (request: FastifyRequest) => boolean;
+  /**
+   * Whether a request is a repeat (src/rate-limit/policy.ts, RoutePlan): on a plan with `repeats:
+   * 'free'` it is shown the budget and spends none of it. Asked in the route's onRequest hook, so
+   * what tells it must have run before (the Idempotency-Key's claim, registered first).
+   */
+  readonly isRepeat?: (request: FastifyRequest) => boolean;
 }
 
 /**
@@ -61,12 +73,15 @@ class RequestCaller implements Caller {
   refusal: ErrorCode | null = null;
   pendingLoginRefusal: Verdict | null = null;
   private key: string | null = null;
+  private trusted: boolean | null = null;
   private readonly request: FastifyRequest;
   private readonly ipv6Prefix: number;
+  private readonly isTrusted: ((address: string) => boolean) | null;
 
-  constructor(request: FastifyRequest, ipv6Prefix: number) {
+  constructor(request: FastifyRequest, ipv6Prefix: number, isTrusted: ((address: string) => boolean) | null) {
     this.request = request;
     this.ipv6Prefix = ipv6Prefix;
+    this.isTrusted = isTrusted;
   }
 
   get userId(): number | null {
@@ -86,6 +101,13 @@ class RequestCaller implements Caller {
   ipKey(): string {
     this.key ??= addressKey(this.request.ip ?? '', this.ipv6Prefix);
     return this.key;
+  }
+
+  /** The address Fastify derived (through a trusted proxy or from the socket), matched once. */
+  inTrustedNetwork(): boolean {
+    if (this.isTrusted === null) return false;
+    this.trusted ??= this.isTrusted(this.request.ip ?? '');
+    return this.trusted;
   }
 }
 
@@ -146,13 +168,14 @@ function apply(verdict: Verdict | null, reply: FastifyReply, done: HookHandlerDo
 export const rateLimitPlugin = fp<RateLimitPluginOptions>(
   async (app, options) => {
     const { engine } = options;
+    const isTrusted = trustedNetworkMatcher(options.trustedNetworks);
     const kCaller = Symbol('rate-limit.caller');
     app.decorate('rateLimit', engine);
     // One property set per request (Fastify sets each decorated value through a megamorphic keyed
     // store, about 240 instructions); the rest are getters and setters on the prototype.
     type WithCaller = FastifyRequest & { [kCaller]: RequestCaller | null };
     const callerOf = (request: WithCaller): RequestCaller =>
-      (request[kCaller] ??= new RequestCaller(request, options.ipv6Prefix));
+      (request[kCaller] ??= new RequestCaller(request, options.ipv6Prefix, isTrusted));
     app.decorateRequest(kCaller, null);
     app.decorateRequest('caller', {
       getter() {
@@ -193,7 +216,16 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
         case 'controls': {
           // Policy routes list one control each; a route with several would consume them in order.
           const { control } = engine.controls[plan.controls[0]!];
-          return (request) => engine.consume(control.name, keyFor(control, request.caller)!);
+          // Asked only where the plan spares repeats.
+          const isRepeat = plan.repeats === 'free' ? options.isRepeat : undefined;
+          return (request) => {
+            // No key: a per-address control and a caller in a trusted network; nothing applies.
+            const key = keyFor(control, request.caller);
+            if (key === null) return null;
+            if (!isRepeat?.(request)) return engine.consume(control.name, key);
+            // A repeat's headers show the budget as it is, and it goes on even when the budget is spent.
+            return then(engine.peek(control.name, key), (verdict) => ({ ...verdict, refused: false }));
+          };
         }
         case 'generic': {
           const authenticated = engine.controls[plan.authenticated].control;
@@ -201,7 +233,9 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
           return (request) => {
             const caller = request.caller;
             const control = caller.userId !== null ? authenticated : unauthenticated;
-            return engine.consume(control.name, keyFor(control, caller)!);
+            // A signed-out caller in a trusted network has no generic budget (docs/operations.md).
+            const key = keyFor(control, caller);
+            return key === null ? null : engine.consume(control.name, key);
           };
         }
       }

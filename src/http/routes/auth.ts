@@ -74,10 +74,10 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
         credentials != null &&
         DeviceCookies.knownFor(claim, credentials.user.id, credentials.devicesValidAfter);
       // The shared lane orders by proved work (contract §15): one HMAC, one hash and, for a solution
-      // that proves something, one claim in the store; never a failure, whatever was sent.
+      // that proves the bits asked now, one claim in the store; never a failure, whatever was sent.
       const place: GatePlace = known
         ? { lane: 'known', account: String(credentials!.user.id) }
-        : { lane: 'shared', work: await workChallenges.prove(email, work) };
+        : { lane: 'shared', work: await workChallenges.prove(email, work, loginGate.askedBits()) };
       // Shed: no place in the queue and no hash, but the 503 waits out the bound (see HashGate.hold).
       const admission = loginGate.enter(place);
       if (admission.shed) return busy(reply, email, await loginGate.hold());

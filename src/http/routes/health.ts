@@ -1,7 +1,6 @@
 // Liveness and readiness (contract §7, §12): /healthz while the process runs, /readyz per dependency, looked at once a second.
 import type { FastifyInstance } from 'fastify';
 import { isDraining } from '../drain.ts';
-import { ReadinessState } from '../readiness.ts';
 import type { Services } from '../services.ts';
 
 export async function healthRoutes(
@@ -10,7 +9,7 @@ export async function healthRoutes(
 ): Promise<void> {
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
 
-  const readiness = new ReadinessState(services.db, services.readiness, services.clock);
+  const { readiness } = services;
 
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
     // A draining instance (SIGTERM) is out of rotation at once, whatever its dependencies say.

@@ -1,17 +1,17 @@
 // Signing in with a passkey (contract §14): options with a single-use challenge, then the signed answer.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthenticationResponseJSON } from '../../auth/passkeys.ts';
 import type { StoredCredential } from '../../db/repositories/passkeys.ts';
 import { accountMaySignIn } from '../../db/repositories/users.ts';
 import { normaliseEmail } from '../../email.ts';
-import { ApiError } from '../../errors.ts';
+import { ApiError, errorBody } from '../../errors.ts';
 import { CSRF_COOKIE } from '../plugins/csrf.ts';
 import { sendRefusal } from '../plugins/rate-limit.ts';
 import { errorResponses } from '../schemas.ts';
 import type { Services } from '../services.ts';
 import { signedInResponse, signIn } from '../sign-in.ts';
 import { authenticationResponseSchema, requestOptionsSchema } from '../webauthn-schemas.ts';
-import { relyingPartyOf } from './passkeys.ts';
+import { relyingPartyOf, secondsOf } from './passkeys.ts';
 
 /**
  * What a challenge is bound to: what the caller's CSRF token is bound to, its session or, signed
@@ -61,13 +61,17 @@ export async function passkeyLoginRoutes(
     schema: {
       tags: ['auth'],
       summary:
-        'Request options for a passkey sign-in: a fresh challenge that works once, for 5 minutes, for this browser',
-      response: { 200: requestOptionsSchema, ...errorResponses('BAD_REQUEST') },
+        'Request options for a passkey sign-in: a fresh challenge that works once, for 5 minutes, for this ' +
+        'browser, in place of its previous one. A full store of challenges answers 503 LOGIN_BUSY.',
+      response: { 200: requestOptionsSchema, ...errorResponses('BAD_REQUEST', 'LOGIN_BUSY') },
     },
-    handler: async (request) => {
+    handler: async (request, reply) => {
       const rp = relyingPartyOf(request, config);
       if (rp === null) throw new ApiError('BAD_REQUEST');
-      return ceremonies.signInOptions(rp, bindingOf(request));
+      const issued = await ceremonies.signInOptions(rp, bindingOf(request));
+      if (issued.options !== undefined) return issued.options;
+      // Full: refused rather than another browser's live challenge dropped (docs/rules.md#passkeys).
+      return sendStoreFull(reply, secondsOf(issued));
     },
   });
 
@@ -90,9 +94,13 @@ export async function passkeyLoginRoutes(
       // The challenge goes first, whatever follows: it works once even for an answer that fails.
       const challenge = await ceremonies.takeSignInChallenge(response, bindingOf(request));
       const stored = await passkeys.findCredential(response.id);
-      // The account's budget counts only when the credential names one (contract §14).
+      // A failure counts against the account only when the credential names one, and only when the
+      // challenge was still held: a challenge the service no longer holds (expired, replaced by a
+      // newer one of this browser, never issued) is the service's loss, not the account's failure.
+      // The account's budget never refuses a passkey (docs/rules.md#passkeys); the address's does.
       const flow = request.routeOptions.config.loginFlow!;
-      const attempt = await flow.attempt(request.caller, stored ? stored.user.email : null, null);
+      const account = challenge !== null && stored !== null ? stored.user.email : null;
+      const attempt = await flow.attempt(request.caller, account, null);
       if (attempt.refused) return sendRefusal(reply, attempt.refused);
       let ok: boolean;
       try {
@@ -106,4 +114,15 @@ export async function passkeyLoginRoutes(
       return signIn(app, services, request, reply, stored.user);
     },
   });
+}
+
+/**
+ * 503 LOGIN_BUSY for options the full challenge store could not keep. Answered, not thrown: under a
+ * flood of options these are many, and none of them is a server error to log.
+ */
+function sendStoreFull(reply: FastifyReply, retryAfter: number): FastifyReply {
+  return reply
+    .code(503)
+    .headers({ 'retry-after': retryAfter, 'cache-control': 'no-store' })
+    .send(errorBody('LOGIN_BUSY', { retryAfter }));
 }

@@ -38,6 +38,11 @@ const byId = {
  * The relying party a request speaks to: the service's own origin (contract §3, PUBLIC_ORIGIN or
  * the request as a browser sees it) and its host as RP ID; null when the request names no usable host.
  */
+/** The whole seconds of a full challenge store's wait, for Retry-After: at least 1. */
+export function secondsOf({ retryAfterMs }: { readonly retryAfterMs: number }): number {
+  return Math.max(1, Math.ceil(retryAfterMs / 1000));
+}
+
 export function relyingPartyOf(request: FastifyRequest, config: Config): RelyingParty | null {
   const origin = ownOrigin(request, config);
   return origin === null ? null : relyingParty(origin);
@@ -92,10 +97,10 @@ export async function passkeyRoutes(
       tags: ['passkeys'],
       summary:
         'Creation options for a new passkey: the challenge works once, for 5 minutes, for this session. ' +
-        'Needs a sign-in within the last 10 minutes.',
+        'Needs a sign-in within the last 10 minutes. A full store of challenges answers 503 LOGIN_BUSY.',
       response: {
         200: creationOptionsSchema,
-        ...errorResponses('BAD_REQUEST', 'REAUTH_REQUIRED', 'PASSKEY_LIMIT'),
+        ...errorResponses('BAD_REQUEST', 'REAUTH_REQUIRED', 'PASSKEY_LIMIT', 'LOGIN_BUSY'),
       },
     },
     handler: async (request) => {
@@ -105,7 +110,10 @@ export async function passkeyRoutes(
       if (existing.length >= PASSKEYS_MAX) throw new ApiError('PASSKEY_LIMIT', { max: PASSKEYS_MAX });
       const handle = await passkeys.userHandle(user.id);
       const rp = relyingPartyFor(request);
-      return ceremonies.registrationOptions(rp, user, handle, existing, request.sessionId!);
+      const issued = await ceremonies.registrationOptions(rp, user, handle, existing, request.sessionId!);
+      // The store of challenges is full: refused, rather than another session's challenge dropped.
+      if (issued.options === undefined) throw new ApiError('LOGIN_BUSY', { retryAfter: secondsOf(issued) });
+      return issued.options;
     },
   });
 

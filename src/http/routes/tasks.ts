@@ -1,9 +1,10 @@
 // Tasks: list with filters and cursor paging, one task, employees, clients, and bulk reassignment (contract §4).
 import type { FastifyInstance } from 'fastify';
-import { TASK_STATUSES, type TaskStatus } from '../../db/repositories/tasks.ts';
+import { type BulkOutcome, TASK_STATUSES, type TaskStatus } from '../../db/repositories/tasks.ts';
 import { ApiError } from '../../errors.ts';
 import { BULK_MAX_TASKS } from '../../limits.ts';
 import { keysetCursor } from '../cursor.ts';
+import { storingAnswer } from '../plugins/idempotency.ts';
 import { errorResponses, idSchema, ref } from '../schemas.ts';
 import type { Services } from '../services.ts';
 
@@ -113,6 +114,8 @@ export async function taskRoutes(app: FastifyInstance, { services }: { services:
   app.patch<{ Body: { taskIds: number[]; assigneeId: number } }>('/api/employee/tasks/bulk', {
     config: {
       access: 'user',
+      // An Idempotency-Key makes a retry safe: applied and charged once (plugins/idempotency.ts).
+      idempotencyKey: true,
       mapValidationError: (error) =>
         error.validation?.some((v) => v.instancePath === '/taskIds' && v.keyword === 'maxItems')
           ? new ApiError('TASK_BULK_TOO_LARGE', { max: BULK_MAX_TASKS })
@@ -156,15 +159,21 @@ export async function taskRoutes(app: FastifyInstance, { services }: { services:
     },
     handler: async (request) => {
       const { taskIds, assigneeId } = request.body;
-      const outcome = await tasks.bulkReassign(taskIds, assigneeId);
+      // With a key, its answer is stored in the reassignment's own transaction.
+      const outcome = await tasks.bulkReassign(taskIds, assigneeId, storingAnswer(request, bulkAnswer));
       if (outcome.kind === 'assignee-not-found') throw new ApiError('ASSIGNEE_NOT_FOUND');
-      const results = outcome.results.map(({ taskId, outcome }) =>
-        outcome === 'reassigned'
-          ? { taskId, status: 'reassigned' }
-          : { taskId, status: 'failed', reason: outcome },
-      );
-      const succeeded = results.filter((r) => r.status === 'reassigned').length;
-      return { succeeded, failed: results.length - succeeded, results };
+      return bulkAnswer(outcome);
     },
   });
+}
+
+/** The 200 body of a bulk reassignment: counts, and one result per requested id in order. */
+function bulkAnswer(outcome: Extract<BulkOutcome, { kind: 'done' }>) {
+  const results = outcome.results.map(({ taskId, outcome }) =>
+    outcome === 'reassigned'
+      ? { taskId, status: 'reassigned' }
+      : { taskId, status: 'failed', reason: outcome },
+  );
+  const succeeded = results.filter((r) => r.status === 'reassigned').length;
+  return { succeeded, failed: results.length - succeeded, results };
 }

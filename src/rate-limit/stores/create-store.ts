@@ -32,6 +32,8 @@ export interface StoreOptions {
 export interface StoreStack {
   readonly store: RateLimitStore;
   readonly readiness: readonly ReadinessCheck[];
+  /** Whether the remote store is unavailable now (its failure mode applies); never for a local stack. */
+  degraded(): boolean;
   readonly backend: {
     /** `memory`, or the remote store's name (`redis`). */
     readonly name: string;
@@ -57,9 +59,14 @@ export async function createStore(
     keyPrefix: redis.keyPrefix,
     timeoutMs: redis.commandTimeoutMs,
   });
-  // Not fatal: an instance that starts while Redis is down serves on its fallback and recovers later.
-  await remote.ready(STARTUP_WAIT_MS);
-  return failoverStack(remote, options, clock, logger);
+  // Not fatal: an instance that starts while Redis is down serves on its fallback and recovers
+  // later. It is degraded from its first moment then, and says so (/metrics, /readyz, the log)
+  // before any request asks.
+  const connected = await remote.ready(STARTUP_WAIT_MS);
+  const unavailableAtStart = connected
+    ? undefined
+    : `${remote.name} did not answer within ${STARTUP_WAIT_MS} ms of the start`;
+  return failoverStack(remote, { ...options, unavailableAtStart }, clock, logger);
 }
 
 /** A stack of one store kept in this process: nothing for /readyz to ask, nothing to fail over. */
@@ -67,6 +74,7 @@ export function localStack(store: RateLimitStore): StoreStack {
   return {
     store,
     readiness: [],
+    degraded: () => false,
     backend: { name: 'memory', failureMode: 'none' },
     close: () => store.close(),
   };
@@ -75,7 +83,7 @@ export function localStack(store: RateLimitStore): StoreStack {
 /** `remote` behind a FailoverStore with an in-memory fallback (createStore's Redis, or a test's fake). */
 export function failoverStack(
   remote: RemoteStore,
-  options: Pick<StoreOptions, 'failureMode' | 'retryAfterMs'>,
+  options: Pick<StoreOptions, 'failureMode' | 'retryAfterMs'> & { readonly unavailableAtStart?: string },
   clock: Clock,
   logger: StoreLogger,
 ): StoreStack {
@@ -86,10 +94,12 @@ export function failoverStack(
     clock,
     log: logger.child({ component: 'rate-limit-store' }),
     retryAfterMs: options.retryAfterMs,
+    unavailableAtStart: options.unavailableAtStart,
   });
   return {
     store,
     readiness: [store.readiness()],
+    degraded: () => store.degraded,
     backend: { name: remote.name, failureMode: options.failureMode },
     close: () => store.close(),
   };

@@ -35,6 +35,12 @@ export interface FailoverStoreOptions {
    * request.
    */
   readonly retryAfterMs?: number;
+  /**
+   * Why the remote store is taken for unavailable from the start (it did not answer while the
+   * instance started): the store is degraded from its first moment, says so in its one log line
+   * and probes every retry interval, without waiting for a request to find out (docs/rules.md#deployment).
+   */
+  readonly unavailableAtStart?: string;
 }
 
 type Operation = RemoteErrorEvent['operation'];
@@ -70,6 +76,8 @@ export class FailoverStore implements RateLimitStore {
     this.clock = options.clock;
     this.log = options.log;
     this.retryAfterMs = options.retryAfterMs ?? 1000;
+    if (options.unavailableAtStart !== undefined)
+      this.markDown('ping', new StoreUnavailableError(options.unavailableAtStart));
   }
 
   get degraded(): boolean {
@@ -128,9 +136,9 @@ export class FailoverStore implements RateLimitStore {
    * one id could be used once on every instance. False is the safe answer (a proof of work then
    * counts as none); it is never an error.
    */
-  claimOnce(scope: string, key: string, ttlMs: number): MaybePromise<boolean> {
+  claimOnce(scope: string, series: string, slot: number, ttlMs: number): MaybePromise<boolean> {
     if (!this.useRemote()) return false;
-    return this.remote.claimOnce(scope, key, ttlMs).catch((error: unknown) => {
+    return this.remote.claimOnce(scope, series, slot, ttlMs).catch((error: unknown) => {
       if (!(error instanceof StoreUnavailableError)) throw error;
       this.markDown('claimOnce', error);
       return false;
@@ -142,18 +150,22 @@ export class FailoverStore implements RateLimitStore {
    * mark must never be "admitted" without a record, or a challenge could be used twice. A mark put
    * on one side and looked for on the other is simply not found (the sign-in fails, never replays).
    */
-  putOnce(scope: string, key: string, ttlMs: number): MaybePromise<void> {
-    const fallback = (): MaybePromise<void> =>
-      this.mode === 'closed' ? this.unavailable() : this.local.putOnce(scope, key, ttlMs);
+  putOnce(scope: string, holder: string, mark: string, ttlMs: number): MaybePromise<number> {
+    const fallback = (): MaybePromise<number> =>
+      this.mode === 'closed' ? this.unavailable() : this.local.putOnce(scope, holder, mark, ttlMs);
     if (!this.useRemote()) return fallback();
-    return this.remote.putOnce(scope, key, ttlMs).catch((error) => this.failed('putOnce', error, fallback));
+    return this.remote
+      .putOnce(scope, holder, mark, ttlMs)
+      .catch((error) => this.failed('putOnce', error, fallback));
   }
 
-  takeOnce(scope: string, key: string): MaybePromise<boolean> {
+  takeOnce(scope: string, holder: string, mark: string): MaybePromise<boolean> {
     const fallback = (): MaybePromise<boolean> =>
-      this.mode === 'closed' ? this.unavailable() : this.local.takeOnce(scope, key);
+      this.mode === 'closed' ? this.unavailable() : this.local.takeOnce(scope, holder, mark);
     if (!this.useRemote()) return fallback();
-    return this.remote.takeOnce(scope, key).catch((error) => this.failed('takeOnce', error, fallback));
+    return this.remote
+      .takeOnce(scope, holder, mark)
+      .catch((error) => this.failed('takeOnce', error, fallback));
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,6 @@
 // In-process rate-limit store: per-rule slabs of typed arrays, two generations of keys for expiry.
 import type { Clock } from '../../clock.ts';
+import { WORK_SERIES_SLOTS } from '../../limits.ts';
 import {
   clearBuckets,
   clearLog,
@@ -10,7 +11,7 @@ import {
   shapeOf,
   type WindowShape,
 } from '../sliding-window.ts';
-import type { LockEntry, RateDecision, RateLimitStore, RateRule } from './store.ts';
+import { type LockEntry, MARKS_MAX, type RateDecision, type RateLimitStore, type RateRule } from './store.ts';
 
 /**
  * Every rule gets a Partition: a Map from key to a slot number, and one typed-array slab in which
@@ -179,83 +180,97 @@ class Partition {
 }
 
 /**
- * Take-once claims: key → when its claim ends. Bounded: at CLAIMS_MAX live claims a new one is
- * refused (false: the caller counts it as not first), never granted by forgetting an older one,
- * so a replay can never get through by pushing claims out. Ended claims go at the periodic sweep,
- * and from the front (the oldest) when the cap is reached.
+ * Take-once claims of proved-work challenges: per series, a bit per slot and when the record may go
+ * (ended series go at the periodic sweep). One bit per challenge issued, so no number of claims
+ * fills the record for the others; a series grows its bits as higher slots are claimed, up to
+ * WORK_SERIES_SLOTS (a slot past it is refused: the issuer never gives one).
  */
 class Claims {
-  private readonly until = new Map<string, number>();
+  private readonly series = new Map<string, { bits: Uint8Array; until: number }>();
 
-  claim(key: string, ttlMs: number, now: number): boolean {
-    const ends = this.until.get(key);
-    if (ends !== undefined && ends > now) return false;
-    if (ends === undefined && this.until.size >= CLAIMS_MAX) {
-      for (const [oldest, oldestEnds] of this.until) {
-        if (oldestEnds > now) break;
-        this.until.delete(oldest);
-      }
-      if (this.until.size >= CLAIMS_MAX) return false;
+  claim(series: string, slot: number, ttlMs: number, now: number): boolean {
+    if (!Number.isInteger(slot) || slot < 0 || slot >= WORK_SERIES_SLOTS) return false;
+    let record = this.series.get(series);
+    if (record === undefined || record.until <= now) {
+      record = { bits: new Uint8Array(0), until: 0 };
+      this.series.set(series, record);
     }
-    this.until.delete(key); // re-inserted at the end: the front stays the oldest
-    this.until.set(key, now + ttlMs);
+    record.until = Math.max(record.until, now + ttlMs);
+    const byte = slot >> 3;
+    if (byte >= record.bits.length) {
+      const bits = new Uint8Array(
+        Math.min(WORK_SERIES_SLOTS >> 3, Math.max(64, byte + 1, record.bits.length * 2)),
+      );
+      bits.set(record.bits);
+      record.bits = bits;
+    }
+    const bit = 1 << (slot & 7);
+    if ((record.bits[byte]! & bit) !== 0) return false;
+    record.bits[byte]! |= bit;
     return true;
   }
 
   sweep(now: number): void {
-    for (const [key, ends] of this.until) if (ends <= now) this.until.delete(key);
+    for (const [series, { until }] of this.series) if (until <= now) this.series.delete(series);
   }
 
   clear(): void {
-    this.until.clear();
+    this.series.clear();
   }
 }
 
-/** At most this many take-once claims are kept at once (about 10 MB); past it a claim is refused. */
-export const CLAIMS_MAX = 100_000;
-
 /**
- * Single-use marks: key → when it expires, in the order put, so the expired ones are dropped from
- * the front without a scan (marks of one scope share a lifetime, so the order is nearly that of
- * expiry). Bounded: past MARKS_MAX the oldest go first, so a flood of marks nobody takes costs
- * memory in proportion to the cap, not to the flood.
+ * One scope's single-use marks: holder → its mark and when it expires, in the order put, so the
+ * expired ones are dropped from the front without a scan (marks of one scope share a lifetime, so
+ * the order is that of expiry). Bounded: at `max` live marks a new holder is refused, with the wait
+ * until the first one ends; a live mark is never dropped to make room, so a flood of puts from
+ * ever-new holders cannot evict anyone's mark.
  */
 class Marks {
-  private readonly until = new Map<string, number>();
+  private readonly held = new Map<string, { readonly mark: string; readonly expiresAt: number }>();
+  private readonly max: number;
 
-  put(key: string, expiresAt: number, now: number): void {
-    this.until.delete(key); // re-inserted at the end: the order stays that of putting
-    this.until.set(key, expiresAt);
-    this.drop(now);
+  constructor(max: number) {
+    this.max = max;
   }
 
   get size(): number {
-    return this.until.size;
+    return this.held.size;
   }
 
-  take(key: string, now: number): boolean {
-    const expiresAt = this.until.get(key);
-    if (expiresAt === undefined) return false;
-    this.until.delete(key);
-    return expiresAt > now;
+  put(holder: string, mark: string, expiresAt: number, now: number): number {
+    this.drop(now);
+    if (this.held.size >= this.max && !this.held.has(holder)) {
+      const first = this.held.values().next().value!;
+      return Math.max(1, first.expiresAt - now);
+    }
+    this.held.delete(holder); // re-inserted at the end: the order stays that of putting
+    this.held.set(holder, { mark, expiresAt });
+    return 0;
   }
 
-  /** Drops expired marks from the front, and the oldest while over the cap. */
+  take(holder: string, mark: string, now: number): boolean {
+    const held = this.held.get(holder);
+    if (held === undefined || held.mark !== mark) return false;
+    this.held.delete(holder);
+    return held.expiresAt > now;
+  }
+
+  /** Drops expired marks from the front. */
   drop(now: number): void {
-    for (const [key, expiresAt] of this.until) {
-      if (expiresAt > now && this.until.size <= MARKS_MAX) return;
-      this.until.delete(key);
+    for (const [holder, { expiresAt }] of this.held) {
+      if (expiresAt > now) return;
+      this.held.delete(holder);
     }
   }
 }
-
-/** At most this many single-use marks are kept; a mark pushed out is as if taken (single use holds). */
-export const MARKS_MAX = 100_000;
 
 export interface MemoryStoreOptions {
   readonly clock: Clock;
   /** How often an idle store drops expired keys on its own (the timer never holds the process open). */
   readonly sweepIntervalMs?: number;
+  /** Live single-use marks kept per scope at most (tests make it small); MARKS_MAX by default. */
+  readonly marksMax?: number;
 }
 
 export class MemoryStore implements RateLimitStore {
@@ -263,12 +278,15 @@ export class MemoryStore implements RateLimitStore {
   // string to find its partition, and a rule with another budget never shares state.
   private readonly partitions = new Map<RateRule, Partition>();
   private readonly claims = new Claims();
-  private readonly marks = new Marks();
+  /** Single-use marks by scope. */
+  private readonly marks = new Map<string, Marks>();
+  private readonly marksMax: number;
   private readonly clock: Clock;
   private readonly timer: NodeJS.Timeout | null;
 
   constructor(options: MemoryStoreOptions) {
     this.clock = options.clock;
+    this.marksMax = options.marksMax ?? MARKS_MAX;
     const interval = options.sweepIntervalMs ?? 60_000;
     this.timer = interval > 0 ? setInterval(() => this.sweep(), interval).unref() : null;
   }
@@ -300,22 +318,29 @@ export class MemoryStore implements RateLimitStore {
     return this.partitions.get(rule)?.locks(this.clock.now(), max) ?? [];
   }
 
-  claimOnce(scope: string, key: string, ttlMs: number): boolean {
-    return this.claims.claim(`${scope}\0${key}`, ttlMs, this.clock.now());
+  claimOnce(scope: string, series: string, slot: number, ttlMs: number): boolean {
+    return this.claims.claim(`${scope}\0${series}`, slot, ttlMs, this.clock.now());
   }
 
-  putOnce(scope: string, key: string, ttlMs: number): void {
+  putOnce(scope: string, holder: string, mark: string, ttlMs: number): number {
+    let marks = this.marks.get(scope);
+    if (!marks) {
+      marks = new Marks(this.marksMax);
+      this.marks.set(scope, marks);
+    }
     const now = this.clock.now();
-    this.marks.put(`${scope}\0${key}`, now + ttlMs, now);
+    return marks.put(holder, mark, now + ttlMs, now);
   }
 
-  takeOnce(scope: string, key: string): boolean {
-    return this.marks.take(`${scope}\0${key}`, this.clock.now());
+  takeOnce(scope: string, holder: string, mark: string): boolean {
+    return this.marks.get(scope)?.take(holder, mark, this.clock.now()) ?? false;
   }
 
-  /** Single-use marks currently kept (for tests). */
+  /** Single-use marks currently kept, over all scopes (for tests). */
   get markCount(): number {
-    return this.marks.size;
+    let total = 0;
+    for (const marks of this.marks.values()) total += marks.size;
+    return total;
   }
 
   /** Keys currently tracked, over all rules (for tests and metrics). */
@@ -329,13 +354,14 @@ export class MemoryStore implements RateLimitStore {
     const now = this.clock.now();
     for (const partition of this.partitions.values()) partition.rotate(now);
     this.claims.sweep(now);
-    this.marks.drop(now);
+    for (const marks of this.marks.values()) marks.drop(now);
   }
 
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.partitions.clear();
     this.claims.clear();
+    this.marks.clear();
   }
 
   private partition(rule: RateRule, now: number): Partition {

@@ -21,8 +21,8 @@ import { StoreUnavailableError } from './store.ts';
  * The decide and release scripts are written per window shape (shapeScripts): the shape's numbers
  * are constants of the text, so a decision sends the key alone (and a test clock's time). Each
  * argument costs the client a length, five string joins and its share of the flattened command
- * (ioredis' Command.toWritable): seven fewer arguments were 11 k instructions a request
- * (docs/architecture.md).
+ * (ioredis' Command.toWritable), so fewer arguments are fewer instructions a request (measured:
+ * docs/architecture.md).
  */
 /** Part of every key: a deployment whose code stores another layout must not read this one. */
 export const LAYOUT_VERSION = `v3.${BUCKETS}`;
@@ -258,40 +258,67 @@ return reply
 `;
 
 /**
- * claimOnce. KEYS[1]: the claim's own key (tagged apart from every rule's state). ARGV: ttlMs, now
- * ('' = Redis TIME). The value is when the claim ends (the given clock's or Redis's), the key
- * expires with it. Replies 1 for the first claim, 0 while an earlier one lasts.
+ * claimOnce. KEYS[1]: the series' record, a bitmap (tagged apart from every rule's state). ARGV:
+ * slot, ttlMs. Sets the slot's bit; the key is kept at least ttlMs (never shortened). Replies 1 for
+ * the first claim of the slot, 0 for every later one.
  */
-const CLAIM_ONCE = `${CLOCK}
-local now = clockNow(ARGV[2])
-local ends = tonumber(redis.call('GET', KEYS[1]))
-if ends and ends > now then return 0 end
-local ttl = tonumber(ARGV[1])
-redis.call('SET', KEYS[1], now + ttl, 'PX', ttl)
-return 1
+const CLAIM_ONCE = `
+local was = redis.call('SETBIT', KEYS[1], ARGV[1], 1)
+local ttl = tonumber(ARGV[2])
+if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
+return 1 - was
 `;
 
 /*
- * Single-use marks: one string key each, its value when it expires (ms, Redis's clock unless a
- * test passes one), with a real expiry too so an untaken mark leaves by itself.
+ * Single-use marks, per scope two keys under one hash tag (one cluster slot): a hash, holder →
+ * "<expiresAt>:<mark>" (ms, Redis's clock unless a test passes one), and a sorted set, holder by
+ * when its mark expires, which counts the live marks and finds the first to end. Both keys expire
+ * with the latest mark, so an idle scope leaves by itself.
  */
 
-/** putOnce. ARGV: ttlMs, now ('' = Redis TIME). Replies 1. */
+/**
+ * putOnce. KEYS: the hash, the sorted set. ARGV: holder, mark, ttlMs, max, now ('' = Redis TIME).
+ * Ended marks leave a bounded number per run (no run does more than a few removals). A holder
+ * with no live mark is refused while `max` marks live: nothing changes, and the reply is the ms
+ * until the first live one ends (at least 1). Else the holder's mark is replaced; replies 0.
+ */
 const PUT_ONCE = `${CLOCK}
-local ttl = tonumber(ARGV[1])
-redis.call('SET', KEYS[1], clockNow(ARGV[2]) + ttl, 'PX', ttl)
-return 1
+local now = clockNow(ARGV[5])
+local ended = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, 64)
+if #ended > 0 then
+  redis.call('ZREM', KEYS[2], unpack(ended))
+  redis.call('HDEL', KEYS[1], unpack(ended))
+end
+local ends = tonumber(redis.call('ZSCORE', KEYS[2], ARGV[1]))
+if not (ends and ends > now) then
+  local live = redis.call('ZCARD', KEYS[2]) - redis.call('ZCOUNT', KEYS[2], '-inf', now)
+  if live >= tonumber(ARGV[4]) then
+    local first = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. now, '+inf', 'LIMIT', 0, 1, 'WITHSCORES')
+    return math.max(1, tonumber(first[2]) - now)
+  end
+end
+local ttl = tonumber(ARGV[3])
+local expiresAt = now + ttl
+redis.call('HSET', KEYS[1], ARGV[1], string.format('%d', expiresAt) .. ':' .. ARGV[2])
+redis.call('ZADD', KEYS[2], expiresAt, ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ttl)
+redis.call('PEXPIRE', KEYS[2], ttl)
+return 0
 `;
 
 /**
- * takeOnce. ARGV: now ('' = Redis TIME). Replies 1 when the mark was there and unexpired, else 0;
- * either way it is gone. Read and delete in one script: two takers can never both see it.
+ * takeOnce. KEYS: the hash, the sorted set. ARGV: holder, mark, now ('' = Redis TIME). Replies 1
+ * when the holder's mark was `mark` and unexpired, else 0; a matching mark is gone either way,
+ * another one stays. Read and delete in one script: two takers can never both see it.
  */
 const TAKE_ONCE = `${CLOCK}
-local expiresAt = redis.call('GET', KEYS[1])
-if not expiresAt then return 0 end
-redis.call('DEL', KEYS[1])
-if tonumber(expiresAt) > clockNow(ARGV[1]) then return 1 end
+local value = redis.call('HGET', KEYS[1], ARGV[1])
+if not value then return 0 end
+local colon = string.find(value, ':', 1, true)
+if not colon or string.sub(value, colon + 1) ~= ARGV[2] then return 0 end
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+if tonumber(string.sub(value, 1, colon - 1)) > clockNow(ARGV[3]) then return 1 end
 return 0
 `;
 
@@ -340,10 +367,10 @@ export type SendCommand = (name: string, args: string[]) => Promise<unknown>;
 export function runScript(
   send: SendCommand,
   { sha, lua }: Script,
-  key: string,
+  keys: string | readonly string[],
   args: readonly (string | number)[],
 ): Promise<unknown> {
-  const argv = [sha, '1', key];
+  const argv = typeof keys === 'string' ? [sha, '1', keys] : [sha, String(keys.length), ...keys];
   for (const arg of args) argv.push(String(arg));
   return send('evalsha', argv).catch((error: unknown) => {
     if (!isNoScript(error)) throw error;
@@ -386,7 +413,7 @@ export function parseDecision(reply: unknown, shape: WindowShape, consume: boole
  * The decide reply's fields, or null: exactly four comma-separated integers, each an optional
  * minus and 1 to 16 digits and a safe integer, nothing else (not '', ' 1' or '1e3', which Number() would take).
  * One pass over the characters: this runs once per request on Redis, where splitting the reply
- * and testing each field with a regular expression cost 4 k instructions.
+ * and testing each field with a regular expression cost more (measured: BENCHMARKS.md).
  */
 function readFields(reply: string): number[] | null {
   const fields: number[] = [];
@@ -412,6 +439,12 @@ const COMMA = 44;
 const MINUS = 45;
 const ZERO = 48;
 const NINE = 57;
+
+/** Checks putOnce's reply: 0 (kept) or the positive ms until room. */
+export function parseWait(name: string, reply: unknown): number {
+  if (!Number.isSafeInteger(reply) || (reply as number) < 0) throw malformed(name, reply);
+  return reply as number;
+}
 
 /** Checks a reply that must be 0 or 1 (release, reset's DEL count, the single-use marks, claims). */
 export function parseFlag(name: string, reply: unknown): boolean {

@@ -1,6 +1,7 @@
 // Rate-limit state in Redis or Redis Cluster, shared by every instance: one script run per decision.
 import { Cluster, Command, Redis, type RedisOptions } from 'ioredis';
 import type { Clock } from '../../clock.ts';
+import { WORK_SERIES_SLOTS } from '../../limits.ts';
 import { shapeOf, type WindowShape } from '../sliding-window.ts';
 import { CommandDeadlines } from './command-deadlines.ts';
 import {
@@ -8,6 +9,7 @@ import {
   parseDecision,
   parseFlag,
   parseLocks,
+  parseWait,
   runScript,
   SCRIPTS,
   type Script,
@@ -17,6 +19,7 @@ import {
 } from './redis-scripts.ts';
 import {
   type LockEntry,
+  MARKS_MAX,
   type RateDecision,
   type RateRule,
   type RedisSettings,
@@ -45,6 +48,8 @@ export interface RedisStoreOptions {
    * disagree still share one window, because only the server's clock is read.
    */
   readonly clock?: Clock;
+  /** Live single-use marks kept per scope at most, over the fleet (tests make it small); MARKS_MAX by default. */
+  readonly marksMax?: number;
 }
 
 /** A decision's ARGV without a test clock: none (the script reads Redis TIME). */
@@ -114,6 +119,7 @@ export class RedisStore implements RemoteStore {
   private readonly keyPrefix: string;
   private readonly timeoutMs: number;
   private readonly clock: Clock | undefined;
+  private readonly marksMax: number;
   // Rules are constants of the policy: their shape and arguments are worked out once.
   private readonly shapes = new WeakMap<RateRule, RuleShape>();
   private readonly batch: WriteBatch;
@@ -126,6 +132,7 @@ export class RedisStore implements RemoteStore {
     this.keyPrefix = options.keyPrefix;
     this.timeoutMs = options.timeoutMs;
     this.clock = options.clock;
+    this.marksMax = options.marksMax ?? MARKS_MAX;
     // Without a listener the client prints every reconnection failure; failures are accounted
     // for per operation (StoreUnavailableError) and logged once per outage by the failover store.
     this.client.on('error', (error: Error) => {
@@ -183,33 +190,38 @@ export class RedisStore implements RemoteStore {
     return this.run('locks', SCRIPTS.locks, this.lockIndexOf(rule), [max, now], parseLocks);
   }
 
-  /** A take-once claim's key: a hash tag of its own, apart from every rule's state and index. */
-  claimKeyOf(scope: string, key: string): string {
-    return `${this.keyPrefix}{claim:${scope}:${key}}`;
+  /** A series' claim record: a hash tag of its own, apart from every rule's state and index. */
+  claimKeyOf(scope: string, series: string): string {
+    return `${this.keyPrefix}{claim:${scope}:${series}}`;
   }
 
-  claimOnce(scope: string, key: string, ttlMs: number): Promise<boolean> {
-    const args = [Math.max(1, Math.ceil(ttlMs)), this.clock ? Math.floor(this.clock.now()) : ''];
-    return this.run('claimOnce', SCRIPTS.claimOnce, this.claimKeyOf(scope, key), args, (reply) =>
+  claimOnce(scope: string, series: string, slot: number, ttlMs: number): Promise<boolean> {
+    if (!Number.isInteger(slot) || slot < 0 || slot >= WORK_SERIES_SLOTS) return Promise.resolve(false);
+    const args = [slot, Math.max(1, Math.ceil(ttlMs))];
+    return this.run('claimOnce', SCRIPTS.claimOnce, this.claimKeyOf(scope, series), args, (reply) =>
       parseFlag('claimOnce', reply),
     );
   }
 
-  /** A single-use mark's key: a hash tag of its own, apart from every rule's state and index. */
-  markKeyOf(scope: string, key: string): string {
-    return `${this.keyPrefix}{once:${scope}:${key}}`;
+  /**
+   * A scope's single-use marks: a hash and a sorted set under one hash tag of their own (one
+   * cluster slot, apart from every rule's state and index), so one script counts and changes them.
+   */
+  markKeysOf(scope: string): [held: string, ends: string] {
+    return [`${this.keyPrefix}{once:${scope}}:held`, `${this.keyPrefix}{once:${scope}}:ends`];
   }
 
-  async putOnce(scope: string, key: string, ttlMs: number): Promise<void> {
-    const args = [Math.max(1, Math.ceil(ttlMs)), this.clock ? Math.floor(this.clock.now()) : ''];
-    await this.run('putOnce', SCRIPTS.putOnce, this.markKeyOf(scope, key), args, (reply) =>
-      parseFlag('putOnce', reply),
+  putOnce(scope: string, holder: string, mark: string, ttlMs: number): Promise<number> {
+    const now = this.clock ? Math.floor(this.clock.now()) : '';
+    const args = [holder, mark, Math.max(1, Math.ceil(ttlMs)), this.marksMax, now];
+    return this.run('putOnce', SCRIPTS.putOnce, this.markKeysOf(scope), args, (reply) =>
+      parseWait('putOnce', reply),
     );
   }
 
-  takeOnce(scope: string, key: string): Promise<boolean> {
+  takeOnce(scope: string, holder: string, mark: string): Promise<boolean> {
     const now = this.clock ? Math.floor(this.clock.now()) : '';
-    return this.run('takeOnce', SCRIPTS.takeOnce, this.markKeyOf(scope, key), [now], (reply) =>
+    return this.run('takeOnce', SCRIPTS.takeOnce, this.markKeysOf(scope), [holder, mark, now], (reply) =>
       parseFlag('takeOnce', reply),
     );
   }
@@ -289,7 +301,7 @@ export class RedisStore implements RemoteStore {
   private run<T>(
     operation: string,
     script: Script,
-    key: string,
+    key: string | readonly string[],
     args: readonly (string | number)[],
     parse: (reply: unknown) => T,
   ): Promise<T> {

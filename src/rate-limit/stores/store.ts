@@ -32,26 +32,38 @@ export interface LockEntry {
 
 /**
  * Single-use marks kept where the budgets are, so any instance of a fleet can take one another
- * instance put (a passkey sign-in's challenge). A mark is its key alone: callers fold whatever it
- * is bound to (the browser's pre-session) into the key, so a mark taken under another binding is
- * simply not there.
+ * instance put (a passkey ceremony's challenge). Each holder (what the caller folds its binding
+ * into: a browser's pre-session or session) holds at most one live mark per scope, and a scope
+ * holds at most the store's cap of live marks (MARKS_MAX unless the store is given another): a
+ * full scope refuses a newcomer rather than drop anyone's live mark, so no flood of puts can
+ * evict another holder's mark (docs/rules.md#passkeys). Marks of one scope share one lifetime.
  */
 export interface SingleUseStore {
-  /** Records `key` under `scope` for `ttlMs` (the store's clock); putting it again restarts its time. */
-  putOnce(scope: string, key: string, ttlMs: number): MaybePromise<void>;
   /**
-   * Removes the mark and says whether it was there and unexpired: of any number of takers, on one
-   * instance or many, at most one ever gets true.
+   * Records `mark` as what `holder` holds under `scope` for `ttlMs` (the store's clock), in place
+   * of the holder's previous mark. Answers 0 when it is kept; when the scope is full and the holder
+   * holds no live mark, nothing changes and the answer is the ms until the scope's first live mark
+   * ends (at least 1): the wait for room.
    */
-  takeOnce(scope: string, key: string): MaybePromise<boolean>;
+  putOnce(scope: string, holder: string, mark: string, ttlMs: number): MaybePromise<number>;
+  /**
+   * Removes `holder`'s mark if it is `mark`, and says whether it was there and unexpired: of any
+   * number of takers, on one instance or many, at most one ever gets true. Another mark leaves the
+   * holder's in place.
+   */
+  takeOnce(scope: string, holder: string, mark: string): MaybePromise<boolean>;
   /**
    * The other way round, for a self-verifying challenge (proved work): nothing is stored when it
-   * is issued, so a flood of challenges nobody answers costs nothing; its id is recorded when it is
-   * used. Records `key` under `scope` for `ttlMs` (the store's clock) and says whether this was the
-   * first claim: of any number of claims of one key within its time, on one instance or many,
-   * exactly one gets true. Claims and marks never share keys with each other or with a rule's state.
+   * is issued, so a flood of challenges nobody answers costs no write; its slot is claimed when it
+   * is used. Challenges are issued in series, each with a slot number below WORK_SERIES_SLOTS, and
+   * the record is one bit per slot: it is bounded by the challenges issued, and no claims can fill
+   * it so that another challenge's claim fails (docs/rules.md#proved-work). Claims `slot` of
+   * `series` under `scope` and keeps the series' record at least `ttlMs` (the store's clock); says
+   * whether this was the first claim: of any number of claims of one slot while its series is
+   * kept, on one instance or many, exactly one gets true. Claims and marks never share keys with
+   * each other or with a rule's state.
    */
-  claimOnce(scope: string, key: string, ttlMs: number): MaybePromise<boolean>;
+  claimOnce(scope: string, series: string, slot: number, ttlMs: number): MaybePromise<boolean>;
 }
 
 /**
@@ -99,9 +111,9 @@ export interface RemoteStore extends RateLimitStore {
   reset(rule: RateRule, key: string): Promise<void>;
   noteLock(rule: RateRule, key: string, resetMs: number): Promise<void>;
   locks(rule: RateRule, max: number): Promise<readonly LockEntry[]>;
-  claimOnce(scope: string, key: string, ttlMs: number): Promise<boolean>;
-  putOnce(scope: string, key: string, ttlMs: number): Promise<void>;
-  takeOnce(scope: string, key: string): Promise<boolean>;
+  claimOnce(scope: string, series: string, slot: number, ttlMs: number): Promise<boolean>;
+  putOnce(scope: string, holder: string, mark: string, ttlMs: number): Promise<number>;
+  takeOnce(scope: string, holder: string, mark: string): Promise<boolean>;
   /** Waits until connected, at most `timeoutMs`; true when it is. Never rejects. */
   ready(timeoutMs: number): Promise<boolean>;
   /** Resolves when the store answers within its deadline; rejects with StoreUnavailableError. */
@@ -115,6 +127,13 @@ export interface RemoteHealth {
   /** The last connection error the client reported, if any. */
   readonly lastError: string | null;
 }
+
+/**
+ * At most this many live single-use marks per scope, in every store (a passkey ceremony's
+ * challenges; Redis's cap is the fleet's, the memory store's its instance's; the size of a mark is
+ * in docs/architecture.md). Past it a new holder is refused, never another's mark dropped.
+ */
+export const MARKS_MAX = 100_000;
 
 /** One dependency's answer to /readyz. */
 export interface ReadinessCheck {

@@ -1,20 +1,20 @@
-// The flood bench's proved-work scenario (contract §15): a person on a new browser solves what LOGIN_BUSY asks and gets in; then attackers that solve too.
+// The flood bench's proved-work scenario (docs/rules.md#proved-work): a person on a new browser solves what LOGIN_BUSY asks and gets in; then attackers that solve too.
 //
 // Two floods of FLOOD_CONCURRENCY attempts in flight, each on a server of its own, each attempt from
 // a new address for a new account. In the first the attackers prove no work; in the second they
-// solve every challenge at the effort asked (node:crypto, their fastest in JavaScript) and come back
+// solve every challenge they are asked (node:crypto, their fastest in JavaScript) and come back
 // with it. Meanwhile carol signs in from a new browser every 250 ms, timed from her first attempt to
-// her answer, solving what she is asked with the page's own solver (src/client/work-solver.ts).
+// her answer, solving what she is asked with the page's own client and solver (src/client).
 import { fileURLToPath } from 'node:url';
-import { searchNonce } from '../src/client/index.ts';
-import { freePort } from '../test/helpers/redis-server.ts';
+import { solveInSlices, type WorkSolver } from '../../src/client/index.ts';
+import { table } from '../lib/report.ts';
 import {
   Browser,
   CAROL,
+  counts,
   type FloodScenario,
   type FloodSettings,
   log,
-  machineChecksPerSecond,
   outcome,
   PASSWORD,
   percentiles,
@@ -22,13 +22,13 @@ import {
   type ScenarioResults,
   startServer,
   tally,
-} from './flood.ts';
-import { type AttackWork, workOf } from './flood-proved-work-attackers.ts';
-import { table } from './lib/report.ts';
+} from './kit.ts';
+import { machineChecksPerSecond } from './machine-checks.ts';
+import type { AttackWork } from './proved-work-attackers.ts';
 
 const P95_TARGET_MS = 5000;
-/** The attackers' process: a file of its own, since this one is loaded by flood.ts. */
-const ATTACKERS = fileURLToPath(new URL('./flood-proved-work-attackers.ts', import.meta.url));
+/** The attackers' process: a file of its own, run as a script. */
+const ATTACKERS = fileURLToPath(new URL('./proved-work-attackers.ts', import.meta.url));
 /** A sign-in not answered 200 or 401 by then is given up (and counts against the target). */
 const GIVE_UP_MS = 30_000;
 
@@ -45,38 +45,35 @@ interface Owner {
   hashes: number;
 }
 
-/** Carol from a new browser: from her first attempt to 200 (or another final answer), solving what she is asked. */
+/**
+ * Carol from a new browser: from her first attempt to 200 (or another final answer), solving what
+ * she is asked as the portal does (the client's own rounds and the page's solver); a LOGIN_BUSY
+ * without work, or after the client's rounds, is tried again after its Retry-After.
+ */
 async function newBrowserSignIn(port: number, owner: Owner): Promise<void> {
   const browser = new Browser(port);
   await browser.csrf(); // untimed: a new browser's first page load
+  const solve: WorkSolver = async (asked, signal) => {
+    const found = await solveInSlices(asked, signal);
+    owner.solved++;
+    owner.hashes += found.hashes;
+    return found;
+  };
   const t0 = performance.now();
-  let more: Record<string, unknown> = {};
-  let bits = 0;
   for (;;) {
-    const answer = await browser.login(CAROL, PASSWORD, {}, more);
-    const asked = workOf(answer);
+    const answer = await browser.login(CAROL, PASSWORD, solve);
     if (answer.status !== 503 || performance.now() - t0 > GIVE_UP_MS) {
       owner.latencies.push(performance.now() - t0);
       tally(owner.byStatus, outcome(answer));
       return;
     }
-    if (!asked) {
-      const seconds = Number(answer.headers['retry-after'] ?? 1);
-      await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
-      continue;
-    }
-    // As the portal does: the asked effort, one bit more after each further LOGIN_BUSY.
-    bits = Math.max(asked.bits, bits + 1);
-    const found = searchNonce({ challenge: asked.challenge, bits }, 0, Number.MAX_SAFE_INTEGER);
-    owner.solved++;
-    owner.hashes += found.next;
-    more = { work: { challenge: asked.challenge, nonce: found.found! } };
+    if (!answer.work) await new Promise((resolve) => setTimeout(resolve, (answer.retryAfter ?? 1) * 1000));
   }
 }
 
 async function floodWithOwner(settings: FloodSettings, solve: boolean) {
-  const port = await freePort();
-  const server = await startServer(settings, port);
+  const server = await startServer(settings);
+  const { port } = server;
   log(
     `proved-work: ${settings.concurrency} attackers ${solve ? 'solving' : 'proving no work'} on port ${port}`,
   );
@@ -101,13 +98,9 @@ async function floodWithOwner(settings: FloodSettings, solve: boolean) {
 export const provedWorkScenario: FloodScenario = {
   name: 'proved-work',
   async run(settings: FloodSettings): Promise<ScenarioResults> {
-    const checkMs = 1000 / (await machineChecksPerSecond(1, 2000));
+    const checkMs = 1000 / (await machineChecksPerSecond(1, 2000, { ...process.env, ...settings.serverEnv }));
     const plain = await floodWithOwner(settings, false);
     const solving = await floodWithOwner(settings, true);
-    const counts = (byStatus: Record<string, number>) =>
-      Object.entries(byStatus)
-        .map(([key, n]) => `${key} × ${n}`)
-        .join(', ') || 'no answer';
     const ms = (o: Owner) => percentiles(o.latencies);
     const everyTime = (o: Owner) =>
       o.latencies.length > 0 &&
@@ -131,7 +124,7 @@ export const provedWorkScenario: FloodScenario = {
     const summary = [
       ...rows.map(
         ([who, o, atk]) =>
-          `${who}: ${o.latencies.length} sign-ins, p50 ${ms(o).p50} ms, p95 ${ms(o).p95} ms, max ${ms(o).max} ms (${counts(o.byStatus)}); she solved ${o.solved} challenges, ${o.hashes} hashes; attackers ${atk.attempts} attempts, ${atk.admitted} checked, bits asked last ${atk.lastBits}, most ${atk.maxBits}`,
+          `${who}: ${o.latencies.length} sign-ins, p50 ${ms(o).p50} ms, p95 ${ms(o).p95} ms, max ${ms(o).max} ms (${counts(o.byStatus)}); she solved ${o.solved} challenges, ${o.hashes} hashes; attackers ${atk.attempts} attempts, ${atk.admitted} checked, bits last ${atk.lastBits}, most ${atk.maxBits}`,
       ),
       `attackers solving: ${a.hashes} hashes, ${Math.round(rate)} hashes/s on one core alone, ${Math.round(perAdmitted)} hashes per admitted attempt = ${costMs.toFixed(0)} ms of a core against ${checkMs.toFixed(0)} ms of ours per check`,
     ];
@@ -139,16 +132,7 @@ export const provedWorkScenario: FloodScenario = {
       name: 'proved-work',
       title: `Proved work: ${settings.concurrency} attempts in flight for ${settings.durationMs / 1000} s, a new browser that solves; then the same flood solving`,
       table: table(
-        [
-          'Who',
-          'Sign-ins',
-          'p50 ms',
-          'p95 ms',
-          'max ms',
-          'Answers',
-          'Her hashes',
-          'Bits asked (last / most)',
-        ],
+        ['Who', 'Sign-ins', 'p50 ms', 'p95 ms', 'max ms', 'Answers', 'Her hashes', 'Bits (last / most)'],
         rows.map(([who, o, atk]) => [
           who,
           String(o.latencies.length),

@@ -1,15 +1,10 @@
-// The flood phase of npm run bench: bench/flood.ts's credential-stuffing flood, its figures and contract §11's targets as Markdown.
-import {
-  type FloodResults,
-  floodSettings,
-  floodVerdicts,
-  runFlood,
-  runFloodScenarios,
-  type ScenarioResults,
-} from './flood.ts';
-import { onAllCores } from './lib/machine.ts';
-import type { Phase } from './lib/phase.ts';
-import { guardTable, table } from './lib/report.ts';
+// The flood phase of npm run bench: the flood bench (bench/flood/), its figures and targets as Markdown.
+import { floodSettings, runFloodBench } from '../flood/index.ts';
+import { heapSummary, type ScenarioResults } from '../flood/kit.ts';
+import { type FloodResults, floodVerdicts } from '../flood/outside.ts';
+import { onAllCores } from '../lib/machine.ts';
+import type { Phase } from '../lib/phase.ts';
+import { guardTable, table } from '../lib/report.ts';
 
 /**
  * Runs as `npm run bench:flood` does (FLOOD_* knobs), on every core: the server is `npm start` on
@@ -24,20 +19,30 @@ export const floodPhase: Phase = {
       `flood: ${settings.concurrency} login attempts in flight for ${settings.durationMs / 1000} s against npm start`,
     );
     // FLOOD_SCENARIOS chooses here as in bench:flood: `outside` for the outside flood.
-    const results = settings.scenarios.includes('outside')
-      ? await onAllCores(() => runFlood(settings))
-      : null;
-    const scenarios = await onAllCores(() => runFloodScenarios(settings));
+    const { outside: results, scenarios } = await onAllCores(() => runFloodBench(settings));
+    const verdicts = [
+      ...(results ? floodVerdicts(results).map((v) => ({ ...v, target: `outside flood: ${v.target}` })) : []),
+      ...scenarios.flatMap((r) => r.verdicts.map((v) => ({ ...v, target: `${r.name}: ${v.target}` }))),
+    ];
     return {
       data: { ...results, scenarios },
       markdown: [...(results ? [floodMarkdown(results)] : []), ...scenarios.map(scenarioMarkdown)].join(
         '\n\n',
       ),
+      // BENCHMARKS.md: every target of the floods in one table; who got what stays in the run's file.
+      brief: [
+        `### The login path under a flood (${settings.concurrency} attempts in flight for ${settings.durationMs / 1000} s; \`npm run bench:flood\`)`,
+        '',
+        guardTable(
+          verdicts.map((v) => ({ target: v.target, measured: v.measured, met: v.held })),
+          'Target',
+        ),
+      ].join('\n'),
     };
   },
 };
 
-/** The flood's figures, then each target of contract §11 with what was measured and whether it held. */
+/** The outside flood's figures, then each of its targets with what was measured and whether it held. */
 export function floodMarkdown(r: FloodResults): string {
   const ms = (v: number) => `${v.toLocaleString('en-US', { maximumFractionDigits: 1 })}`;
   const statuses = (counts: Record<string, number>) =>
@@ -85,6 +90,8 @@ export function floodMarkdown(r: FloodResults): string {
     `Attempts ${r.attack.perSecond}/s, ${(r.attack.shedShare * 100).toFixed(1)} % shed; password checks ${r.checksPerSecond}/s under the flood against ${r.machineChecksPerSecond}/s on the machine alone (${r.machineChecksRange.join('–')} before and after), ${r.machineChecksLeftPerSecond}/s of it left by the load generators' ${r.loadGeneratorCores} cores; ` +
       `server peak RSS ${r.peakRssMb} MB; load average (1 min) ${r.load.before.toFixed(2)} before, ${r.load.after.toFixed(2)} after.`,
     '',
+    `${heapSummary(r.heap)}.`,
+    '',
     guardTable(
       floodVerdicts(r).map((v) => ({ target: v.target, measured: v.measured, met: v.held })),
       'Target',
@@ -92,7 +99,7 @@ export function floodMarkdown(r: FloodResults): string {
   ].join('\n');
 }
 
-/** A scenario of the flood bench (bench/flood-*.ts): its heading, its table, its targets. */
+/** A scenario of the flood bench (bench/flood/): its heading, its table, its targets. */
 export function scenarioMarkdown(r: ScenarioResults): string {
   return [
     `### ${r.title}`,

@@ -1,4 +1,4 @@
-// npm run bench:passkeys: passkey sign-ins without a flood (contract §14's quiet targets) against `npm start`.
+// npm run bench:passkeys: passkey sign-ins without a flood (docs/rules.md#passkeys, the quiet targets) against `npm start`.
 //
 // PASSKEY_SIGN_INS (default 10,000) sign-ins one after another, each from a fresh browser: the p95
 // of the sign-in request alone (on loopback with keep-alive, about the server's time) and of
@@ -13,15 +13,16 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { floodSettings, outcome, percentiles, startQuietServer } from './flood.ts';
-import { ownersPasskey, signInFromNewBrowser } from './flood-passkey.ts';
+import { floodSettings } from './index.ts';
+import { outcome, percentiles, startServer, tally } from './kit.ts';
+import { ownersPasskey, signInFromNewBrowser } from './passkey.ts';
 
 const RSS_TARGET_MB = 10;
 
 /** The quiet measurement: sign-ins one after another, the sign-in request's p95 and the RSS growth. */
 async function quiet(): Promise<void> {
   const count = Number(process.env.PASSKEY_SIGN_INS ?? 10_000);
-  const server = await startQuietServer(floodSettings());
+  const server = await startServer(floodSettings());
   try {
     const keys = await ownersPasskey(server.port);
     const rss = () =>
@@ -38,7 +39,7 @@ async function quiet(): Promise<void> {
     const byStatus: Record<string, number> = {};
     for (let i = 0; i < count; i++) {
       const { answer, ms, loginMs } = await signInFromNewBrowser(server.port, keys);
-      byStatus[outcome(answer)] = (byStatus[outcome(answer)] ?? 0) + 1;
+      tally(byStatus, outcome(answer));
       login.push(loginMs);
       both.push(ms);
       if ((i + 1) % 500 === 0) samples.push(rss());
@@ -98,13 +99,15 @@ async function rssAfterCollections(
 async function settledRss(): Promise<void> {
   const count = Number(process.env.PASSKEY_SIGN_INS ?? 10_000);
   const warmUp = Number(process.env.PASSKEY_WARM_UP ?? 10_000);
-  const { buildApp } = await import('../src/app.ts');
-  const { loadConfig } = await import('../src/config.ts');
+  const { buildApp } = await import('../../src/app.ts');
+  const { loadConfig } = await import('../../src/config.ts');
   const dataDir = mkdtempSync(join(tmpdir(), 'passkey-bench-'));
   const config = loadConfig({
     ...process.env,
     NODE_ENV: 'development',
     HOST: '127.0.0.1',
+    // Each new browser says its own address, as against `npm start` in bench:flood.
+    TRUST_PROXY: '127.0.0.1',
     DATA_DIR: dataDir,
     METRICS_PORT: '0',
     SEED_DEMO: 'true',
@@ -152,5 +155,8 @@ function trend(ys: readonly number[]): number {
 
 if (process.argv[2] === 'settled') {
   await settledRss();
-  process.exit(0); // the bench's keep-alive agent would hold the process open
-} else await quiet();
+  process.exit(0); // idle keep-alive connections would hold the process open
+} else {
+  await quiet();
+  process.exit(0);
+}

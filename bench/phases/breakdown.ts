@@ -13,16 +13,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { BenchTarget } from './lib/catalogue.ts';
-import type { ProbeWindow } from './lib/gc-probe.ts';
-import { guardTargets } from './lib/guard-rows.ts';
-import { sendExactly } from './lib/load.ts';
-import { int, options } from './lib/options.ts';
-import type { Phase } from './lib/phase.ts';
-import { table } from './lib/report.ts';
-import { meRequests } from './lib/requests.ts';
-import type { BenchSession } from './lib/serve.ts';
-import type { TargetProcess } from './lib/target-process.ts';
+import type { BenchTarget } from '../lib/catalogue.ts';
+import type { ProbeWindow } from '../lib/gc-probe.ts';
+import { guardTargets } from '../lib/guard-rows.ts';
+import { sendExactly } from '../lib/load.ts';
+import { int, options } from '../lib/options.ts';
+import type { Phase } from '../lib/phase.ts';
+import { table } from '../lib/report.ts';
+import { meRequests } from '../lib/requests.ts';
+import type { BenchSession } from '../lib/serve.ts';
+import type { TargetProcess } from '../lib/target-process.ts';
 
 const settings = {
   warmup: int('BENCH_BREAKDOWN_WARMUP', 30_000),
@@ -31,7 +31,7 @@ const settings = {
   /** Node or V8 flags for every target of the phase (`--predictable-gc-schedule`, as under callgrind). */
   nodeArgs: (process.env.BENCH_BREAKDOWN_NODE_ARGS ?? '').split(' ').filter(Boolean),
 };
-const PROBE = fileURLToPath(new URL('./lib/gc-probe.ts', import.meta.url));
+const PROBE = fileURLToPath(new URL('../lib/gc-probe.ts', import.meta.url));
 export interface BreakdownRow {
   readonly name: string;
   readonly label: string;
@@ -79,6 +79,8 @@ export const breakdownPhase: Phase = {
         '',
         breakdownTable(rows),
       ].join('\n'),
+      // Context for a reader tracing a cost, not the guard's: in the run's own file, not BENCHMARKS.md.
+      brief: null,
     };
   },
 };

@@ -1,4 +1,4 @@
-// The flood bench's insider scenario (contract §11): one account keeps many sign-ins to itself in flight from its own devices; a new device signs in meanwhile.
+// The flood bench's insider scenario (docs/rules.md#the-login-gate): one account keeps many sign-ins to itself in flight from its own devices; a new device signs in meanwhile.
 //
 // No outside flood: bob, an ordinary employee, keeps INSIDER_IN_FLIGHT sign-ins to his own account
 // in flight, each from a browser of his that signed in before (a known device; the right password,
@@ -6,11 +6,12 @@
 // Meanwhile carol signs in from a new browser every second. Before the gate counted runnable work,
 // bob's backlog alone made every one of carol's sign-ins shed (503 LOGIN_BUSY).
 
-import { freePort } from '../test/helpers/redis-server.ts';
+import { table } from '../lib/report.ts';
 import {
   BOB,
   Browser,
   CAROL,
+  counts,
   type FloodScenario,
   type FloodSettings,
   log,
@@ -20,8 +21,7 @@ import {
   type ScenarioResults,
   startServer,
   tally,
-} from './flood.ts';
-import { table } from './lib/report.ts';
+} from './kit.ts';
 
 /** bob's sign-ins in flight, as in the report that found the hole. */
 const INSIDER_IN_FLIGHT = 100;
@@ -32,8 +32,8 @@ const P95_TARGET_MS = 300;
 export const insiderScenario: FloodScenario = {
   name: 'insider',
   async run(settings: FloodSettings): Promise<ScenarioResults> {
-    const port = await freePort();
-    const server = await startServer(settings, port);
+    const server = await startServer(settings);
+    const { port } = server;
     log(
       `insider: server on port ${port} (pid ${server.pid}); ${INSIDER_IN_FLIGHT} of bob's browsers sign in first`,
     );
@@ -94,10 +94,6 @@ function insiderResults(
   transportErrors: number,
   peakRssMb: number,
 ): ScenarioResults {
-  const counts = (byStatus: Record<string, number>) =>
-    Object.entries(byStatus)
-      .map(([key, n]) => `${key} × ${n}`)
-      .join(', ') || 'no answer';
   const insiderMs = percentiles(insider.latencies);
   const newcomerMs = percentiles(newcomer.latencies);
   const statuses = Object.keys(newcomer.byStatus);

@@ -13,30 +13,26 @@
 // instructions per request without V8's optimising compilers (they still run now and then, when a
 // function gets hot late) and without Node's nextTick slow path (below); a process's figure is
 // the same over all its samples' requests. V8's garbage collector runs on a fixed schedule
-// (below); a full collection costs ours about 175 M instructions. The start and the warm-up leave
-// garbage in the old space (replaced code, the first requests' objects): ours' old space grew
-// about 200 bytes a request over the warm-up and 90 after it, so the warm-up's full collection
-// came some 50,000 requests later and landed in a sample of two full runs out of two (35 k a
-// request over that sample). After one, the next came 100,000 requests later (measured under
-// callgrind: about 1.7 k a request, amortised, which the samples of 15,000 then rarely hold).
-// Settling first makes every run count the same state: between full collections, the steady
-// state's cost; the CPU-time rows carry the collections at full speed. The warm-up is 60,000: at
-// 30,000 a process's first sample now and then met V8 re-optimising Node's stream code (+2–6 k a
-// request in that sample, in one of three processes of ours · redis in the 2026-11-26 19:05 run);
-// twice as many requests leave that in the warm-up for every target alike.
+// (below). The start and the warm-up leave garbage in the old space (replaced code, the first
+// requests' objects), and the full collection that clears it would land in a sample and count the
+// start against the steady state; settling first makes every run count the same state: between
+// full collections, the steady state's cost (the CPU-time rows carry the collections at full
+// speed). The warm-up is long enough that V8's late re-optimising of Node's stream code falls in
+// it, for every target alike. Measured: BENCHMARKS.md, and the commits that set these numbers.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BenchTarget, SESSION_CACHE_TTL } from './lib/catalogue.ts';
-import { guardTargets } from './lib/guard-rows.ts';
-import { median, sendExactly } from './lib/load.ts';
-import { int, options } from './lib/options.ts';
-import type { Phase } from './lib/phase.ts';
-import { table } from './lib/report.ts';
-import { meRequests } from './lib/requests.ts';
-import type { BenchSession } from './lib/serve.ts';
-import type { TargetProcess } from './lib/target-process.ts';
+import { type BenchTarget, SESSION_CACHE_TTL } from '../lib/catalogue.ts';
+import { guardTargets } from '../lib/guard-rows.ts';
+import { median, sendExactly } from '../lib/load.ts';
+import { int, options } from '../lib/options.ts';
+import type { Phase } from '../lib/phase.ts';
+import { table } from '../lib/report.ts';
+import { meRequests } from '../lib/requests.ts';
+import type { InstructionRow } from '../lib/results.ts';
+import type { BenchSession } from '../lib/serve.ts';
+import type { TargetProcess } from '../lib/target-process.ts';
 
 const settings = {
   warmup: int('BENCH_INSTR_WARMUP', 60_000),
@@ -51,10 +47,9 @@ const settings = {
   floorProcesses: int('BENCH_INSTR_FLOOR_PROCESSES', 2),
 };
 /**
- * A process can draw its cost at start (ours on Redis once read 172 k or 226 k; the floor read
- * 104 k in four runs and 108 k in one, still re-optimising in its samples): ours on Redis and the
- * floor are counted in several processes, and the guard sets the floor's cheapest against ours'
- * costliest (results.ts).
+ * A process can draw its cost at start (a full collection caught or not, re-optimising still under
+ * way in its samples): ours on Redis and the floor are counted in several processes, and the guard
+ * sets the floor's cheapest against ours' costliest (results.ts).
  */
 function processesOf(target: BenchTarget): number {
   if (target.family === 'floor') return settings.floorProcesses;
@@ -74,26 +69,10 @@ const FULL_GC =
   /v8::internal::(ConcurrentMarking|MarkCompactCollector|MarkingVisitorBase|ConcurrentMarkingVisitor|MainMarkingVisitor|Sweeper|MarkingWorklists|IncrementalMarking|MarkingBarrier|PointersUpdatingVisitor|Evacuat)/;
 /**
  * Node's process.nextTick builds its tick object as a literal with two computed symbol keys; some
- * processes define them through this runtime function on every call (about 1.4 k instructions a
- * key), others of the same server never do. A draw at start, kept for the process's life.
+ * processes define them through this runtime function on every call, others of the same server
+ * never do. A draw at start, kept for the process's life.
  */
 const NEXT_TICK_SLOW_PATH = 'Runtime_DefineKeyedOwnPropertyInLiteral';
-
-export interface InstructionRow {
-  readonly name: string;
-  readonly label: string;
-  /** Instructions per request over all samples (the median process when several), compilers and the nextTick slow path left out. */
-  readonly perRequest: number;
-  /** Each process's median sample (ours · redis runs several). */
-  readonly byProcess?: readonly number[];
-  /** Every sample's figure, as above. */
-  readonly samples: readonly number[];
-  /** Full collections' share of perRequest (marking, sweeping, compacting), over all samples. */
-  readonly fullGcPerRequest?: number;
-  /** Median sample's nextTick slow path per request (left out of perRequest). */
-  readonly tickSlowPath: number;
-  readonly failures: number;
-}
 
 function valgrindMissing(): boolean {
   try {
@@ -162,8 +141,8 @@ async function count(
   ];
   // V8 sizes its young generation and schedules full collections partly by the clock, which
   // under callgrind runs fifty times slower: the same server then collected more often in one
-  // run than in another (10 % apart), and a sample that caught a full collection read 20–50 %
-  // more. A fixed schedule makes the count depend on the requests only.
+  // run than in another, and a sample that caught a full collection read far more. A fixed
+  // schedule makes the count depend on the requests only.
   const nodeArgs = ['--predictable-gc-schedule'];
   // Kept dumps get V8's map of its generated code (/tmp/perf-<pid>.map, moved beside them) to name JS functions.
   if (KEEP) nodeArgs.push('--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${out}.v8.log`);
@@ -211,7 +190,7 @@ async function count(
       name: target.name,
       label: target.label,
       // Over all the samples, not their median: a full collection every few thousand requests
-      // (about 160 M instructions for ours) then counts by its share of requests, where a median
+      // then counts by its share of requests, where a median
       // of short samples read high or low by whether the middle one caught one.
       perRequest: counted / Math.max(1, sentAll),
       samples: samples.map((s) => s.perRequest),

@@ -1,0 +1,132 @@
+// Idempotency keys: the in-flight mark a request claims, the answer its transaction stores, the purge.
+import type { Queryable } from '../database.ts';
+
+/** One caller's key: keys belong to their user, so two users' equal keys are unrelated. */
+export interface KeyRef {
+  readonly userId: number;
+  readonly key: string;
+}
+
+/** What a claim found: the key is now this request's, or another request holds it. */
+export type ClaimOutcome =
+  | { readonly kind: 'claimed' }
+  /** Another request has the key and has not answered yet (on this instance or another). */
+  | { readonly kind: 'in-flight' }
+  /** A request with the key was answered 200: its body, and its request body's fingerprint. */
+  | { readonly kind: 'answered'; readonly fingerprint: string; readonly response: string };
+
+export interface ClaimRequest extends KeyRef {
+  /** A random token naming this request's claim. */
+  readonly claim: string;
+  readonly nowMs: number;
+  /** A mark claimed before this no longer blocks: its request cannot still be running. */
+  readonly staleBeforeMs: number;
+  /** When the mark may be purged if nothing else happens to it (now plus the TTL). */
+  readonly expiresAtMs: number;
+}
+
+/** Rows one purge statement deletes at most: short statements, far below the statement timeout. */
+export const PURGE_BATCH = 5000;
+
+/** How often expired keys are purged: ten minutes' lag on a 24-hour TTL. */
+export const IDEMPOTENCY_KEY_PURGE_INTERVAL_MS = 10 * 60 * 1000;
+
+/*
+ * The claim, one autocommitted statement: a new row, or the row of a key whose answer expired
+ * (not purged yet) or whose mark is stale, taken over. A key held otherwise is left alone and
+ * nothing is returned: the unique key (user_id, key) decides between two requests racing, on one
+ * instance or several, and the loser reads what the winner left.
+ */
+const CLAIM_SQL = `
+INSERT INTO idempotency_keys AS k (user_id, key, claim, claimed_at, expires_at)
+VALUES ($1, $2, $3, to_timestamp($4 / 1000.0), to_timestamp($6 / 1000.0))
+ON CONFLICT (user_id, key) DO UPDATE
+   SET claim = EXCLUDED.claim, claimed_at = EXCLUDED.claimed_at, expires_at = EXCLUDED.expires_at,
+       fingerprint = NULL, response = NULL
+ WHERE k.expires_at <= EXCLUDED.claimed_at
+    OR (k.response IS NULL AND k.claimed_at <= to_timestamp($5 / 1000.0))
+RETURNING 1 AS claimed`;
+
+export class IdempotencyKeysRepository {
+  private readonly db: Queryable;
+
+  constructor(db: Queryable) {
+    this.db = db;
+  }
+
+  /**
+   * Claims `key` for one request, or says who holds it. One statement when the key is free (the
+   * usual case), a second to read the holder's row when it is not. A holder that let go between
+   * the two (its answer was not a 200) is claimed over once more; if that also loses, the key is
+   * reported in flight, which a client waits out (Retry-After: 1).
+   */
+  async claim(request: ClaimRequest): Promise<ClaimOutcome> {
+    const { userId, key, claim, nowMs, staleBeforeMs, expiresAtMs } = request;
+    for (let round = 0; round < 2; round++) {
+      const claimed = await this.db.query(CLAIM_SQL, [userId, key, claim, nowMs, staleBeforeMs, expiresAtMs]);
+      if (claimed.length > 0) return { kind: 'claimed' };
+      const [held] = await this.db.query<{ fingerprint: string | null; response: string | null }>(
+        'SELECT fingerprint, response FROM idempotency_keys WHERE user_id = $1 AND key = $2',
+        [userId, key],
+      );
+      if (!held) continue;
+      if (held.response === null || held.fingerprint === null) return { kind: 'in-flight' };
+      return { kind: 'answered', fingerprint: held.fingerprint, response: held.response };
+    }
+    return { kind: 'in-flight' };
+  }
+
+  /**
+   * Stores the answer of the request holding `claim`, on `connection`: inside the transaction that
+   * did the work, so the two commit together. False when the claim is no longer this request's
+   * (taken over as stale): the caller must then roll its work back.
+   */
+  async storeAnswer(
+    connection: Queryable,
+    answer: KeyRef & {
+      readonly claim: string;
+      readonly fingerprint: string;
+      readonly response: string;
+      readonly expiresAtMs: number;
+    },
+  ): Promise<boolean> {
+    const rows = await connection.query(
+      `UPDATE idempotency_keys SET fingerprint = $4, response = $5, expires_at = to_timestamp($6 / 1000.0)
+        WHERE user_id = $1 AND key = $2 AND claim = $3 AND response IS NULL
+       RETURNING 1 AS stored`,
+      [answer.userId, answer.key, answer.claim, answer.fingerprint, answer.response, answer.expiresAtMs],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * Deletes the in-flight mark of `claim` (its request was not answered 200), so the key may be
+   * sent again at once. A stored answer is never deleted here: if the transaction did commit, the
+   * row keeps it whatever the caller believed.
+   */
+  async release(ref: KeyRef & { readonly claim: string }): Promise<void> {
+    await this.db.query(
+      'DELETE FROM idempotency_keys WHERE user_id = $1 AND key = $2 AND claim = $3 AND response IS NULL',
+      [ref.userId, ref.key, ref.claim],
+    );
+  }
+
+  /** Deletes the rows expired before `cutoffMs`, oldest first, `batch` per statement; answers how many went. */
+  async deleteExpired(cutoffMs: number, batch = PURGE_BATCH): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const rows = await this.db.query<{ count: string | number }>(
+        `WITH gone AS (
+           DELETE FROM idempotency_keys WHERE (user_id, key) IN (
+             SELECT user_id, key FROM idempotency_keys
+              WHERE expires_at < to_timestamp($1 / 1000.0) ORDER BY expires_at LIMIT $2
+           ) RETURNING 1)
+         SELECT count(*) AS count FROM gone`,
+        [cutoffMs, batch],
+      );
+      const deleted = Number(rows[0]?.count ?? 0);
+      total += deleted;
+      if (deleted < batch) return total;
+    }
+  }
+}

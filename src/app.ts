@@ -39,6 +39,7 @@ import { sessionPlugin } from './http/plugins/session.ts';
 import { ReadinessState } from './http/readiness.ts';
 import { RequestLogController } from './http/request-log.ts';
 import { adminRoutes } from './http/routes/admin.ts';
+import { adminPasskeyRoutes } from './http/routes/admin-passkeys.ts';
 import { authRoutes } from './http/routes/auth.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { loginPressureRoutes } from './http/routes/login-pressure.ts';
@@ -244,6 +245,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     taskRoutes,
     rateLimitRoutes,
     adminRoutes,
+    adminPasskeyRoutes,
     loginPressureRoutes,
     securityEventRoutes,
     healthRoutes,

@@ -1,9 +1,9 @@
 // Reads the environment once, validates every variable, and returns one frozen Config.
 import { randomBytes } from 'node:crypto';
 import { availableParallelism, hostname } from 'node:os';
+import { passwordProblem } from './auth/passwords.ts';
 import { parseDuration } from './duration.ts';
 import { isEmailAddress } from './email.ts';
-import { MIN_PASSWORD_LENGTH } from './limits.ts';
 import { BUDGET_FORM, parseBudget } from './rate-limit/budget.ts';
 import { parseTrustProxy, type TrustProxy } from './rate-limit/client-ip.ts';
 import { CONTROL_NAMES, type ControlName, type PolicyLimits } from './rate-limit/policy.ts';
@@ -293,10 +293,10 @@ function bootstrapAdmin(env: Env, problems: string[]): Config['bootstrapAdmin'] 
   else if (!isEmailAddress(email))
     problems.push(`BOOTSTRAP_ADMIN_EMAIL=${JSON.stringify(email)} is invalid: expected an email address`);
   if (!password) problems.push('BOOTSTRAP_ADMIN_PASSWORD is required when BOOTSTRAP_ADMIN_EMAIL is set');
-  else if ([...password].length < MIN_PASSWORD_LENGTH)
-    problems.push(
-      `BOOTSTRAP_ADMIN_PASSWORD is too short: expected at least ${MIN_PASSWORD_LENGTH} characters`,
-    );
+  else {
+    const problem = passwordProblem(password);
+    if (problem) problems.push(`BOOTSTRAP_ADMIN_PASSWORD is ${problem.message}`);
+  }
   return { email: email.trim(), password };
 }
 

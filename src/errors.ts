@@ -58,6 +58,17 @@ export const ERRORS = {
     status: 503,
     message: 'The database cannot be reached right now. Try again shortly.',
   },
+  // The two below are answered by the shipped proxy (deploy/nginx.conf) when no instance can, never
+  // by an instance: nginx cannot import this table, so its copies are checked against it
+  // (test/integration/nginx-proxy.test.ts).
+  SERVICE_UNAVAILABLE: {
+    status: 503,
+    message: 'The service cannot be reached right now. Try again shortly.',
+  },
+  GATEWAY_TIMEOUT: {
+    status: 504,
+    message: 'The service did not answer in time; the request may have been carried out.',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;

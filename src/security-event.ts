@@ -14,6 +14,8 @@ export const SECURITY_EVENT_TYPES = [
   'passkey-added',
   'passkey-removed',
   'passkey-counter-refused',
+  'sessions-ended',
+  'devices-forgotten',
 ] as const;
 
 export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];

@@ -2,7 +2,7 @@
 // Only the config and the HTTP helpers are imported up front: libuv's pool is sized before anything can start it.
 import type { FastifyInstance } from 'fastify';
 import { type Config, ConfigError, loadConfig } from './config.ts';
-import { DataDirInUseError } from './db/data-dir-lock.ts';
+import { DataDirError } from './db/data-dir-lock.ts';
 import { drain, trackConnections } from './http/drain.ts';
 import { listenForMetrics } from './http/metrics-listener.ts';
 import { REQUEST_TIMEOUT_MS } from './limits.ts';
@@ -187,7 +187,7 @@ async function serveMetrics(app: FastifyInstance, config: Config): Promise<void>
 }
 
 main().catch((error) => {
-  // Another process on the embedded database's directory: one line, as for a taken port.
-  console.error(error instanceof DataDirInUseError ? error.message : error);
+  // DATA_DIR held by another process, or one it cannot use: one line, as for a taken port.
+  console.error(error instanceof DataDirError ? error.message : error);
   process.exit(1);
 });

@@ -1,12 +1,13 @@
-// Account changes (contract §7): add, disable, enable, set a password, the first admin — each with its security event, in one transaction.
+// Account changes (docs/rules.md#accounts): add, disable, enable, set a password, clean up a held account, the first admin — each with its security events, in one transaction.
 import type { Clock } from '../clock.ts';
 import { type Database, inTransaction, type Queryable } from '../db/database.ts';
+import { deletePasskeys, type Passkey, PasskeysRepository } from '../db/repositories/passkeys.ts';
 import { SecurityEventsRepository } from '../db/repositories/security-events.ts';
 import { SessionsRepository } from '../db/repositories/sessions.ts';
 import { type Account, type Role, type User, UsersRepository } from '../db/repositories/users.ts';
 import { isEmailAddress, normaliseEmail } from '../email.ts';
-import { MIN_PASSWORD_LENGTH } from '../limits.ts';
 import type { SecurityEventType } from '../security-event.ts';
+import { passwordProblem } from './passwords.ts';
 
 /** Where a change came from, as its security event's `control` names it. */
 export type ChangeSource = 'users-cli' | 'bootstrap-admin';
@@ -20,6 +21,20 @@ export interface AccountsOptions {
   readonly hashPassword: (password: string) => Promise<string>;
 }
 
+/** Who made a change and when, as its security events record it. */
+export interface ChangeContext {
+  /** Epoch ms. */
+  readonly at: number;
+  /** The instance id events carry. */
+  readonly instance: string;
+  /** The events' `control`: `users-cli`, or what a route names (`passkey` for an admin's removal). */
+  readonly control: string;
+  /** The admin who acted; null for the command line. */
+  readonly actorId: number | null;
+  /** The address the change came from (an admin's request); null for the command line. */
+  readonly address?: string | null;
+}
+
 /** A change refused before anything was written; `message` is one line for a person. */
 export class AccountError extends Error {
   constructor(message: string) {
@@ -30,11 +45,50 @@ export class AccountError extends Error {
 
 const MAX_NAME_LENGTH = 200;
 
-/** What is wrong with `password` as an account's password, or null. */
-export function passwordProblem(password: string): string | null {
-  return [...password].length < MIN_PASSWORD_LENGTH
-    ? `the password is too short: at least ${MIN_PASSWORD_LENGTH} characters`
-    : null;
+/** The password's problem as one line for a person (AccountError), or nothing when it may be set. */
+function checkPassword(password: string): void {
+  const problem = passwordProblem(password);
+  if (problem) throw new AccountError(`the password is ${problem.message}`);
+}
+
+/**
+ * Ends every session of `user` and forgets its known devices (device cookies issued until
+ * `context.at` stop counting as known), with a `sessions-ended` and a `devices-forgotten` security
+ * event, all on `connection` — run it inside the transaction of the change that calls for it (a
+ * password set by `users set-password`, an admin's reset) so the change and the clean-up happen
+ * together or not at all. Sessions are rows: deleting them ends them on every instance, which
+ * serve a cached session for at most SESSION_CACHE_TTL. Answers how many sessions ended.
+ */
+export async function endSessionsAndForgetDevices(
+  connection: Queryable,
+  user: User,
+  context: ChangeContext,
+): Promise<number> {
+  const ended = await new SessionsRepository(connection).deleteForUser(user.id);
+  await new UsersRepository(connection).forgetDevices(user.id, context.at);
+  await recordEvents(connection, context, user, ['sessions-ended', 'devices-forgotten']);
+  return ended;
+}
+
+/**
+ * Removes `user`'s passkeys on `connection` — all of them, or only the one `passkeyId` names —
+ * with a `passkey-removed` security event for each (so the events count them). Answers those
+ * removed, oldest first; none when the account has no such passkey (and then records nothing).
+ */
+export async function removePasskeys(
+  connection: Queryable,
+  user: User,
+  context: ChangeContext,
+  passkeyId?: number,
+): Promise<Passkey[]> {
+  const removed = await deletePasskeys(connection, user.id, passkeyId);
+  await recordEvents(
+    connection,
+    context,
+    user,
+    removed.map((): SecurityEventType => 'passkey-removed'),
+  );
+  return removed;
 }
 
 export class Accounts {
@@ -53,8 +107,7 @@ export class Accounts {
       throw new AccountError(`not an email address: ${JSON.stringify(input.email)}`);
     if (!name || name.length > MAX_NAME_LENGTH)
       throw new AccountError(`the name must have 1 to ${MAX_NAME_LENGTH} characters`);
-    const problem = passwordProblem(input.password);
-    if (problem) throw new AccountError(problem);
+    checkPassword(input.password);
     // Hashed before the transaction opens: nothing is held while the hash runs.
     const passwordHash = await this.options.hashPassword(input.password);
     return this.change((connection) =>
@@ -92,17 +145,36 @@ export class Accounts {
     });
   }
 
-  /** Gives the account a new password (its sessions stay: disable it to end them). */
-  async setPassword(email: string, password: string): Promise<User> {
-    const problem = passwordProblem(password);
-    if (problem) throw new AccountError(problem);
+  /**
+   * Gives the account a new password and cleans up after whoever held the old one: its sessions
+   * end and its known devices are forgotten (endSessionsAndForgetDevices), in the same
+   * transaction. Its passkeys stay: `removePasskeys` is the separate step. Answers how many
+   * sessions ended.
+   */
+  async setPassword(email: string, password: string): Promise<{ user: User; sessionsEnded: number }> {
+    checkPassword(password);
     const passwordHash = await this.options.hashPassword(password);
     return this.change(async (connection) => {
       const users = new UsersRepository(connection);
       const user = await this.find(users, email);
       await users.updatePasswordHash(user.id, passwordHash);
       await this.event(connection, 'password-set', user);
-      return user;
+      const sessionsEnded = await endSessionsAndForgetDevices(connection, user, this.context());
+      return { user, sessionsEnded };
+    });
+  }
+
+  /** The account's passkeys, oldest first (name and times only). */
+  async passkeys(email: string): Promise<{ user: User; passkeys: Passkey[] }> {
+    const user = await this.find(new UsersRepository(this.db), email);
+    return { user, passkeys: await new PasskeysRepository(this.db).list(user.id) };
+  }
+
+  /** Removes every passkey of the account, a `passkey-removed` event each; answers those removed. */
+  removePasskeys(email: string): Promise<{ user: User; removed: Passkey[] }> {
+    return this.change(async (connection) => {
+      const user = await this.find(new UsersRepository(connection), email);
+      return { user, removed: await removePasskeys(connection, user, this.context()) };
     });
   }
 
@@ -118,6 +190,16 @@ export class Accounts {
 
   private event(connection: Queryable, type: SecurityEventType, user: User): Promise<void> {
     return recordChange(connection, this.options, type, user);
+  }
+
+  /** This command's changes as their events record them: now, from this source, by no admin. */
+  private context(): ChangeContext {
+    return {
+      at: this.options.clock.now(),
+      instance: this.options.instance,
+      control: this.options.source,
+      actorId: null,
+    };
   }
 
   /** Runs `work` in one transaction on a connection of its own: the change and its event, or neither. */
@@ -142,17 +224,33 @@ function recordChange(
   type: SecurityEventType,
   user: User,
 ): Promise<void> {
-  return new SecurityEventsRepository(connection).insert([
-    {
-      at: options.clock.now(),
+  const context = {
+    at: options.clock.now(),
+    instance: options.instance,
+    control: options.source,
+    actorId: null,
+  };
+  return recordEvents(connection, context, user, [type]);
+}
+
+/** Stores one event of each type about `user`, in one statement on `connection`. */
+function recordEvents(
+  connection: Queryable,
+  context: ChangeContext,
+  user: User,
+  types: readonly SecurityEventType[],
+): Promise<void> {
+  return new SecurityEventsRepository(connection).insert(
+    types.map((type) => ({
+      at: context.at,
       type,
-      control: options.source,
+      control: context.control,
       email: normaliseEmail(user.email),
-      address: null,
-      instance: options.instance,
-      actorId: null,
-    },
-  ]);
+      address: context.address ?? null,
+      instance: context.instance,
+      actorId: context.actorId,
+    })),
+  );
 }
 
 /** What a start did about the first admin. */

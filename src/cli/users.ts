@@ -1,16 +1,16 @@
-// The account command line (contract §7): add, disable, enable, set-password, list, on the configured database.
+// The account command line (docs/rules.md#running-it): add, disable, enable, set-password, list, passkeys, on the configured database.
 // Run: npm run users -- <command>   (in the image: node src/cli/users.ts <command>)
 import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { AccountError, Accounts, passwordProblem } from '../auth/accounts.ts';
-import { hashPassword } from '../auth/passwords.ts';
+import { AccountError, Accounts } from '../auth/accounts.ts';
+import { hashPassword, passwordProblem } from '../auth/passwords.ts';
 import { systemClock } from '../clock.ts';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { DatabaseUnavailableError } from '../db/availability.ts';
-import { DataDirInUseError } from '../db/data-dir-lock.ts';
+import { DataDirError } from '../db/data-dir-lock.ts';
 import { type Database, holdsEmbeddedDatabase, openDatabase } from '../db/database.ts';
 import { hasBeenMigrated, migrate } from '../db/migrate.ts';
 import { ROLES, type Role } from '../db/repositories/users.ts';
@@ -21,13 +21,16 @@ const USAGE = `usage: npm run users -- <command> [options]   (in the image: node
         the password comes from standard input; with none, one is generated and printed
   disable --email <email>       it cannot sign in by any means; its sessions and device cookies end
   enable --email <email>
-  set-password --email <email>  the new password from standard input
-  list`;
+  set-password --email <email>  the new password from standard input; its sessions end and its
+                                known devices are forgotten (its passkeys stay: remove-passkeys)
+  list
+  passkeys --email <email>      its passkeys: name, when added, when last used
+  remove-passkeys --email <email>   removes every passkey of the account`;
 
 /** Bad input: said in one line, and nothing was changed. */
 class UsageError extends Error {}
 
-type Command = 'add' | 'disable' | 'enable' | 'set-password' | 'list';
+type Command = 'add' | 'disable' | 'enable' | 'set-password' | 'list' | 'passkeys' | 'remove-passkeys';
 const text = { type: 'string' } as const;
 const OPTIONS = {
   add: { email: text, name: text, role: text },
@@ -35,6 +38,8 @@ const OPTIONS = {
   enable: { email: text },
   'set-password': { email: text },
   list: {},
+  passkeys: { email: text },
+  'remove-passkeys': { email: text },
 } as const satisfies Record<Command, Record<string, typeof text>>;
 
 /** Runs one command and answers its exit code; bad input throws before the database is opened. */
@@ -45,7 +50,7 @@ async function run(argv: readonly string[]): Promise<number> {
     return command ? 0 : 1;
   }
   if (!Object.hasOwn(OPTIONS, command))
-    throw new UsageError(`unknown command "${command}": expected add, disable, enable, set-password or list`);
+    throw new UsageError(`unknown command "${command}": expected one of ${Object.keys(OPTIONS).join(', ')}`);
   const options = parseOptions(command as Command, rest);
   const password = await passwordFor(command as Command);
 
@@ -90,10 +95,36 @@ async function run(argv: readonly string[]): Promise<number> {
             : `${options.email} is not disabled: nothing changed`,
         );
         return 0;
-      case 'set-password':
-        await accounts.setPassword(options.email!, password!);
-        console.log(`set a new password for ${options.email}`);
+      case 'set-password': {
+        const { sessionsEnded } = await accounts.setPassword(options.email!, password!);
+        console.log(
+          `set a new password for ${options.email}: ${count(sessionsEnded, 'session')} ended, its known devices forgotten`,
+        );
         return 0;
+      }
+      case 'passkeys': {
+        const { user, passkeys } = await accounts.passkeys(options.email!);
+        if (passkeys.length === 0) console.log(`${user.email} has no passkeys`);
+        for (const passkey of passkeys)
+          console.log(
+            [
+              String(passkey.id).padStart(5),
+              JSON.stringify(passkey.name),
+              `added ${passkey.createdAt}`,
+              passkey.lastUsedAt === null ? 'never used' : `last used ${passkey.lastUsedAt}`,
+            ].join('  '),
+          );
+        return 0;
+      }
+      case 'remove-passkeys': {
+        const { user, removed } = await accounts.removePasskeys(options.email!);
+        console.log(
+          removed.length === 0
+            ? `${user.email} has no passkeys: nothing changed`
+            : `removed ${count(removed.length, 'passkey')} of ${user.email}: ${removed.map((p) => JSON.stringify(p.name)).join(', ')}`,
+        );
+        return 0;
+      }
       case 'list': {
         const listed = await accounts.list();
         if (listed.length === 0) console.log('no accounts in this database');
@@ -187,9 +218,11 @@ async function passwordFor(command: Command): Promise<string | null> {
     throw new UsageError('set-password: give the new password on standard input');
   }
   const problem = passwordProblem(password);
-  if (problem) throw new UsageError(problem);
+  if (problem) throw new UsageError(`the password is ${problem.message}`);
   return password;
 }
+
+const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`;
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   let all = '';
@@ -212,7 +245,7 @@ async function askHidden(question: string): Promise<string> {
 
 /** One line for a person for every failure this command line expects; anything else keeps its stack. */
 function oneLine(error: unknown): string | null {
-  if (error instanceof UsageError || error instanceof AccountError || error instanceof DataDirInUseError)
+  if (error instanceof UsageError || error instanceof AccountError || error instanceof DataDirError)
     return error.message;
   if (error instanceof ConfigError) return `invalid configuration: ${error.problems.join('; ')}`;
   if (error instanceof DatabaseUnavailableError)

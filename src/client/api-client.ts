@@ -338,6 +338,18 @@ export class ApiClient {
     await this.send<void>({ method: 'POST', path: '/api/admin/login-locks/reset', body: { email }, options });
   }
 
+  /** Admins: another account's passkeys, oldest first (name and times only); 404 NOT_FOUND for no such account. */
+  async userPasskeys(userId: number, options?: CallOptions): Promise<Passkey[]> {
+    const path = `/api/admin/users/${userId}/passkeys`;
+    return (await this.send<{ passkeys: Passkey[] }>({ method: 'GET', path, options })).data.passkeys;
+  }
+
+  /** Admins: removes one of an account's passkeys; 404 NOT_FOUND for no such account or a passkey of another. */
+  async removeUserPasskey(userId: number, passkeyId: number, options?: CallOptions): Promise<void> {
+    const path = `/api/admin/users/${userId}/passkeys/${passkeyId}`;
+    await this.send<void>({ method: 'DELETE', path, options });
+  }
+
   /** Admins: one page of security events, newest first; pass `nextCursor` as `cursor` for older ones. */
   async securityEvents(query: SecurityEventQuery = {}, options?: CallOptions): Promise<SecurityEventPage> {
     const { limit, cursor } = query;

@@ -1,12 +1,12 @@
 // One SQL dialect, two drivers: the embedded PGlite by default, a PostgreSQL server through `pg`.
 import { existsSync } from 'node:fs';
-import { cp, mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { cp, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { Availability, DatabaseUnavailableError, isStatementTimeout, isUnavailable } from './availability.ts';
-import { LOCK_SOCKET, lockDataDir } from './data-dir-lock.ts';
+import { LOCK_SOCKET, lockDataDir, makeDataDir } from './data-dir-lock.ts';
 
 /** Where `npm run build` leaves an initialised data directory (src/db/pglite-template.ts). */
 export const PGLITE_TEMPLATE_DIR = fileURLToPath(new URL('../../dist/pglite-template', import.meta.url));
@@ -69,7 +69,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       options.databaseStatementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
     );
   if (options.pglite) return wrapPglite(options.pglite);
-  await mkdir(options.dataDir, { recursive: true });
+  await makeDataDir(options.dataDir);
   const lock = await lockDataDir(options.dataDir);
   try {
     if (options.template !== false) await seedDataDirFromTemplate(options.dataDir);

@@ -2,6 +2,7 @@
 
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
+import { UNSTORABLE_TEXT } from '../limits.ts';
 
 const common = {
   allErrors: false,
@@ -55,10 +56,6 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
   return checked;
 };
 
-/** U+0000, or a surrogate that is not half of a pair (the `u` flag reads pairs as one code point). */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is the character to find.
-const UNSTORABLE = /[\u0000\p{Cs}]/u;
-
 /** The first value in `data` that must not reach SQL, as an Ajv error; null when there is none. */
 export function unsafeValue(data: unknown): ErrorObject | null {
   // Iterative: the data passed its schema, but a schema may still allow free-form nesting.
@@ -69,7 +66,7 @@ export function unsafeValue(data: unknown): ErrorObject | null {
       return problem(path, 'finite', 'must be a finite number');
     }
     if (typeof value === 'string') {
-      if (UNSTORABLE.test(value))
+      if (UNSTORABLE_TEXT.test(value))
         return problem(path, 'storable', 'must not contain U+0000 or a lone surrogate');
     } else if (typeof value === 'object' && value !== null) {
       for (const [key, child] of Object.entries(value)) {

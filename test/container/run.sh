@@ -258,8 +258,11 @@ METRICS_PORT_2=$(free_port)
 REDIS_COMMAND_TIMEOUT_MS=2000
 # The probes sign in as the demo accounts: the fleet seeds them only when asked.
 SEED_DEMO=true
+# compose.yaml has no default database password; the browser comes to the published port.
+POSTGRES_PASSWORD=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+PUBLIC_ORIGIN=http://127.0.0.1:$PORTAL_PORT
 export SEED_DEMO SESSION_SECRET=$SECRET TASK_PORTAL_IMAGE=$APP_IMAGE NODE_IMAGE REDIS_IMAGE POSTGRES_IMAGE NGINX_IMAGE \
-  PORTAL_PORT METRICS_PORT_1 METRICS_PORT_2 REDIS_COMMAND_TIMEOUT_MS
+  PORTAL_PORT METRICS_PORT_1 METRICS_PORT_2 REDIS_COMMAND_TIMEOUT_MS POSTGRES_PASSWORD PUBLIC_ORIGIN
 
 log "podman-compose up (project $PROJECT)"
 # Debian's podman-compose (1.0.3) starts services in dependency order but does not wait for
@@ -279,6 +282,12 @@ compose up -d nginx api-1 api-2 postgres redis >>"$work/compose.log" 2>&1 || {
 }
 healthy "${PROJECT}_api-1_1" 90
 healthy "${PROJECT}_api-2_1" 90
+healthy "${PROJECT}_nginx_1"
+# Redis runs with the limit and the policy compose.yaml gives it.
+[ "$(podman exec "${PROJECT}_redis_1" redis-cli config get maxmemory-policy | tail -n 1)" = noeviction ] ||
+  fail "Redis's maxmemory-policy is not noeviction"
+[ "$(podman exec "${PROJECT}_redis_1" redis-cli config get maxmemory | tail -n 1)" -gt 0 ] ||
+  fail 'Redis has no maxmemory'
 podman ps --filter "label=io.podman.compose.project=$PROJECT" --format '{{.Names}}  {{.Image}}  {{.Status}}'
 
 # A browser at the published port, whose Origin carries that port (nginx must pass it on).

@@ -3725,6 +3725,492 @@ export interface paths {
       };
     };
   };
+  "/api/admin/users/{id}/passkeys": {
+    /** An account's passkeys, oldest first: name and times, never a key (admins only) */
+    get: {
+      parameters: {
+        path: {
+          id: number;
+        };
+      };
+      responses: {
+        /** @description OK */
+        200: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": {
+              passkeys: ({
+                  id: number;
+                  name: string;
+                  /** Format: date-time */
+                  createdAt: string;
+                  /** Format: date-time */
+                  lastUsedAt: string | null;
+                })[];
+            };
+          };
+        };
+        /** @description The request is malformed or a field is not valid. */
+        400: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "VALIDATION_ERROR";
+              message: string;
+              /** @description Each field that failed, and why. */
+              errors?: {
+                  path: string;
+                  message: string;
+                }[];
+            };
+          };
+        };
+        /** @description No valid session, or wrong credentials. */
+        401: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNAUTHENTICATED";
+              message: string;
+            };
+          };
+        };
+        /** @description The CSRF token is missing or invalid, or the role does not allow this. */
+        403: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "FORBIDDEN";
+              message: string;
+            };
+          };
+        };
+        /** @description No such resource. */
+        404: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "NOT_FOUND";
+              message: string;
+            };
+          };
+        };
+        /** @description A rate-limit control refused: wait Retry-After seconds. */
+        429: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit": number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining": number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset": number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy": string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "API_RATE_LIMIT_AUTHENTICATED" | "API_RATE_LIMIT_UNAUTHENTICATED";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+        /** @description Something failed on our side; the answer shows nothing of it. */
+        500: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "INTERNAL_ERROR";
+              message: string;
+            };
+          };
+        };
+        /** @description The service cannot answer now: wait Retry-After seconds. */
+        503: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+      };
+    };
+  };
+  "/api/admin/users/{id}/passkeys/{passkeyId}": {
+    /** Remove one of an account's passkeys: it signs no one in from now on (admins only; 404 for an unknown account or a passkey of another) */
+    delete: {
+      parameters: {
+        path: {
+          id: number;
+          passkeyId: number;
+        };
+      };
+      responses: {
+        /** @description Removed. */
+        204: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: never;
+        };
+        /** @description The request is malformed or a field is not valid. */
+        400: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & OneOf<[{
+              /** @enum {string} */
+              code: "INVALID_JSON";
+              message: string;
+            }, {
+              /** @enum {string} */
+              code: "VALIDATION_ERROR";
+              message: string;
+              /** @description Each field that failed, and why. */
+              errors?: {
+                  path: string;
+                  message: string;
+                }[];
+            }]>;
+          };
+        };
+        /** @description No valid session, or wrong credentials. */
+        401: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNAUTHENTICATED";
+              message: string;
+            };
+          };
+        };
+        /** @description The CSRF token is missing or invalid, or the role does not allow this. */
+        403: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "CSRF_INVALID" | "FORBIDDEN";
+              message: string;
+            });
+          };
+        };
+        /** @description No such resource. */
+        404: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "NOT_FOUND";
+              message: string;
+            };
+          };
+        };
+        /** @description The body is too large. */
+        413: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "PAYLOAD_TOO_LARGE";
+              message: string;
+            };
+          };
+        };
+        /** @description The body is not JSON. */
+        415: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNSUPPORTED_MEDIA_TYPE";
+              message: string;
+            };
+          };
+        };
+        /** @description A rate-limit control refused: wait Retry-After seconds. */
+        429: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit": number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining": number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset": number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy": string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "API_RATE_LIMIT_AUTHENTICATED" | "API_RATE_LIMIT_UNAUTHENTICATED";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+        /** @description Something failed on our side; the answer shows nothing of it. */
+        500: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "INTERNAL_ERROR";
+              message: string;
+            };
+          };
+        };
+        /** @description The service cannot answer now: wait Retry-After seconds. */
+        503: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+      };
+    };
+  };
   "/api/admin/login-pressure": {
     /** Whether this instance's login path is shedding attempts, and its hashing gate's queues (admins only) */
     get: {
@@ -3931,7 +4417,7 @@ export interface paths {
                   /** Format: date-time */
                   at: string;
                   /** @enum {string} */
-                  type: "lock-started" | "admin-reset" | "known-device-refused" | "login-pressure-started" | "login-pressure-ended" | "account-created" | "account-disabled" | "account-enabled" | "password-set" | "passkey-added" | "passkey-removed" | "passkey-counter-refused";
+                  type: "lock-started" | "admin-reset" | "known-device-refused" | "login-pressure-started" | "login-pressure-ended" | "account-created" | "account-disabled" | "account-enabled" | "password-set" | "passkey-added" | "passkey-removed" | "passkey-counter-refused" | "sessions-ended" | "devices-forgotten";
                   control: string;
                   email: string | null;
                   address: string | null;

@@ -65,11 +65,16 @@ export class RedisServer {
     this.extraArgs = extraArgs;
   }
 
-  /** Starts a redis-server on a free loopback port, without persistence, in its own temp dir. */
-  static async start(options: { cluster?: boolean; dir?: string } = {}): Promise<RedisServer> {
+  /**
+   * Starts a redis-server on a free loopback port, without persistence, in its own temp dir; `args`
+   * are more options for it (a configuration under test).
+   */
+  static async start(
+    options: { cluster?: boolean; dir?: string; args?: readonly string[] } = {},
+  ): Promise<RedisServer> {
     const port = await freePort();
     const dir = options.dir ?? (await mkdtemp(path.join(tmpdir(), 'tp-redis-')));
-    const extra = options.cluster
+    const cluster = options.cluster
       ? [
           '--cluster-enabled',
           'yes',
@@ -79,6 +84,7 @@ export class RedisServer {
           '2000',
         ]
       : [];
+    const extra = [...cluster, ...(options.args ?? [])];
     const server = new RedisServer(port, dir, extra);
     await server.restart();
     return server;

@@ -12,9 +12,13 @@ export interface ServerProcess {
   readonly exited: Promise<number | null>;
 }
 
-/** Starts `src/server.ts` on ports the system picks (metrics off), with `env` on top. */
-export function startServer(env: Record<string, string>): ServerProcess {
+/** Starts `src/server.ts` on ports the system picks (metrics off), with `env` on top (as another user with `as`). */
+export function startServer(
+  env: Record<string, string>,
+  as: { readonly uid: number; readonly gid: number } | null = null,
+): ServerProcess {
   const child = spawn(process.execPath, [SERVER], {
+    ...as,
     env: {
       ...process.env,
       NODE_ENV: 'development',

@@ -1,6 +1,6 @@
 // The entry point where a host is shared (contract §12): taken ports and a used data directory in one line, repeated signals during the drain.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Agent, request as httpRequest } from 'node:http';
 import { type AddressInfo, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -59,6 +59,46 @@ describe('a data directory in use', () => {
     assert.equal((await fetch(`${url}/readyz`)).status, 200);
     first.child.kill('SIGTERM');
     assert.equal(await first.exited, 0);
+  });
+});
+
+describe('a data directory the service cannot use', () => {
+  /** Starts a server on DATA_DIR=`dir` and expects one line naming DATA_DIR and exit code 1. */
+  async function refused(
+    t: { after(fn: () => void): void },
+    dir: string,
+    why: RegExp,
+    as: { uid: number; gid: number } | null = null,
+  ) {
+    const server = startServer({ DATA_DIR: dir }, as);
+    t.after(() => server.child.kill('SIGKILL'));
+    assert.equal(await server.exited, 1, server.output());
+    const lines = server.output().trimEnd().split('\n');
+    assert.equal(lines.length, 1, `one line:\n${server.output()}`);
+    assert.ok(lines[0]!.startsWith(`DATA_DIR=${dir} cannot be used: `), lines[0]);
+    assert.match(lines[0]!, why);
+    assert.match(lines[0]!, /choose another DATA_DIR, or use DATABASE_URL$/);
+  }
+
+  it('stops the start with one line when the path is too long for its lock’s Unix socket', async (t) => {
+    const parent = await dataDir();
+    const dir = join(parent, 'd'.repeat(107 - parent.length - 1)); // 107 characters, as in the report
+    assert.equal(dir.length, 107);
+    await refused(t, dir, /its lock .* would be a Unix socket of 125 bytes, and one may have at most 107/);
+  });
+
+  it('stops the start with one line when the path is under a file', async (t) => {
+    const file = join(await dataDir(), 'a-file');
+    await writeFile(file, '');
+    await refused(t, join(file, 'data'), /is a file/);
+  });
+
+  it('stops the start with one line when the process may not write there', async (t) => {
+    const dir = await dataDir();
+    await chmod(dir, 0o555);
+    // Root writes anywhere: the server runs as nobody then (the test's files are readable by all).
+    const nobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : null;
+    await refused(t, dir, /this process \(uid \d+\) may not write there/, nobody);
   });
 });
 

@@ -80,10 +80,28 @@ async function target(kind: 'embedded' | 'postgres', { serverStarted = true } = 
 /** Everything an account change could touch, to show that a refused command changed nothing. */
 const snapshot = (db: Queryable) =>
   Promise.all([
-    db.query('SELECT id, email, name, role, password_hash, disabled_at::text FROM users ORDER BY id'),
+    db.query(
+      'SELECT id, email, name, role, password_hash, disabled_at::text, devices_valid_after::text FROM users ORDER BY id',
+    ),
     db.query('SELECT id, type, email FROM security_events ORDER BY id'),
     db.query('SELECT id_hash FROM sessions ORDER BY id_hash'),
+    db.query('SELECT id, user_id FROM passkeys ORDER BY id'),
   ]);
+
+/** Two sessions and two passkeys (one used) of the account `userId`, as a browser would have left them. */
+const heldBy = async (db: Queryable, userId: number) => {
+  await db.query(
+    `INSERT INTO sessions (id_hash, user_id, expires_at)
+     SELECT 'held' || $1::int || '-' || g, $1::int, now() + interval '1 hour' FROM generate_series(1, 2) g`,
+    [userId],
+  );
+  await db.query(
+    `INSERT INTO passkeys (user_id, credential_id, public_key, name, created_at, last_used_at)
+     VALUES ($1::int, 'cred-a-' || $1::int, 'key', 'Laptop', '2026-01-02T03:04:05Z', '2026-02-03T04:05:06Z'),
+            ($1::int, 'cred-b-' || $1::int, 'key', 'Not mine', '2026-03-04T05:06:07Z', NULL)`,
+    [userId],
+  );
+};
 
 const events = (db: Queryable) =>
   db.query<{ type: string; control: string; email: string }>(
@@ -159,9 +177,73 @@ for (const kind of ['embedded', 'postgres'] as const) {
         { type: 'account-created', control: 'users-cli', email: 'dana@example.com' },
         { type: 'account-created', control: 'users-cli', email: 'eve@example.com' },
         { type: 'password-set', control: 'users-cli', email: 'eve@example.com' },
+        { type: 'sessions-ended', control: 'users-cli', email: 'eve@example.com' },
+        { type: 'devices-forgotten', control: 'users-cli', email: 'eve@example.com' },
         { type: 'account-disabled', control: 'users-cli', email: 'eve@example.com' },
         { type: 'account-enabled', control: 'users-cli', email: 'eve@example.com' },
       ]);
+    });
+
+    it('cleans up a held account: set-password ends its sessions and forgets its devices; its passkeys are listed and removed', async () => {
+      const where = await target(kind);
+      for (const email of ['held@example.com', 'other@example.com'])
+        assert.equal(
+          (await users(where.env, ['add', '--email', email, '--name', 'H', '--role', 'employee'])).code,
+          0,
+        );
+      await where.read(async (db) => {
+        await heldBy(db, 1);
+        await heldBy(db, 2);
+      });
+
+      const set = await users(
+        where.env,
+        ['set-password', '--email', 'held@example.com'],
+        'a password the attacker never saw\n',
+      );
+      assert.equal(set.code, 0, set.stderr);
+      assert.match(set.stdout, /2 sessions ended, its known devices forgotten/);
+      const afterReset = await where.read(async (db) => ({
+        sessions: await db.query<{ user_id: number }>('SELECT user_id FROM sessions ORDER BY id_hash'),
+        revoked: await db.query<{ id: number }>(
+          'SELECT id FROM users WHERE devices_valid_after IS NOT NULL ORDER BY id',
+        ),
+      }));
+      assert.deepEqual(afterReset.sessions, [{ user_id: 2 }, { user_id: 2 }], 'only its own sessions ended');
+      assert.deepEqual(afterReset.revoked, [{ id: 1 }], 'only its own devices are forgotten');
+
+      const listed = await users(where.env, ['passkeys', '--email', 'Held@Example.com']);
+      assert.equal(listed.code, 0, listed.stderr);
+      assert.deepEqual(listed.stdout.trimEnd().split('\n'), [
+        '    1  "Laptop"  added 2026-01-02T03:04:05.000Z  last used 2026-02-03T04:05:06.000Z',
+        '    2  "Not mine"  added 2026-03-04T05:06:07.000Z  never used',
+      ]);
+      const removed = await users(where.env, ['remove-passkeys', '--email', 'held@example.com']);
+      assert.equal(removed.code, 0, removed.stderr);
+      assert.match(removed.stdout, /removed 2 passkeys of held@example\.com: "Laptop", "Not mine"/);
+      assert.match(
+        (await users(where.env, ['passkeys', '--email', 'held@example.com'])).stdout,
+        /has no passkeys/,
+      );
+      const again = await users(where.env, ['remove-passkeys', '--email', 'held@example.com']);
+      assert.match(again.stdout, /has no passkeys: nothing changed/);
+
+      const held = await where.read(async (db) => ({
+        passkeys: await db.query<{ user_id: number }>('SELECT user_id FROM passkeys ORDER BY id'),
+        events: (await events(db)).filter((event) => event.email === 'held@example.com'),
+      }));
+      assert.deepEqual(held.passkeys, [{ user_id: 2 }, { user_id: 2 }], "another account's passkeys stay");
+      assert.deepEqual(
+        held.events.map((event) => [event.type, event.control]),
+        [
+          ['account-created', 'users-cli'],
+          ['password-set', 'users-cli'],
+          ['sessions-ended', 'users-cli'],
+          ['devices-forgotten', 'users-cli'],
+          ['passkey-removed', 'users-cli'],
+          ['passkey-removed', 'users-cli'],
+        ],
+      );
     });
 
     it('says in one line that there are no accounts yet', async () => {
@@ -240,6 +322,18 @@ for (const kind of ['embedded', 'postgres'] as const) {
         [['add', '--email', 'not-an-email', '--name', 'G', '--role', 'employee'], '', /not an email address/],
         [['add', '--email', 'g@example.com', '--role', 'employee'], '', /--name is required/],
         [['add', '--email', 'g@example.com', '--name', 'G', '--role', 'employee'], 'short\n', /too short/],
+        // What the sign-in refuses cannot be set: over 1,024 characters, or U+0000.
+        [
+          ['add', '--email', 'g@example.com', '--name', 'G', '--role', 'employee'],
+          `${'x'.repeat(1025)}\n`,
+          /too long: expected at most 1024 characters/,
+        ],
+        [['set-password', '--email', 'f@example.com'], `${'é'.repeat(1025)}\n`, /too long/],
+        [['set-password', '--email', 'f@example.com'], 'twelve chars and\u0000a NUL\n', /contains U\+0000/],
+        [['passkeys', '--email', 'nobody@example.com'], '', /no account has the email/],
+        [['remove-passkeys', '--email', 'nobody@example.com'], '', /no account has the email/],
+        [['remove-passkeys'], '', /remove-passkeys: --email is required/],
+        [['passkeys', '--email', 'not-an-email'], '', /not an email address/],
         [['add', '--email', 'F@example.com', '--name', 'F again', '--role', 'admin'], '', /exists already/],
         [['disable', '--email', 'nobody@example.com'], '', /no account has the email/],
         [['set-password', '--email', 'f@example.com'], '', /give the new password on standard input/],

@@ -123,6 +123,22 @@ describe('loadConfig BOOTSTRAP_ADMIN_*', () => {
     assert.deepEqual(tooShort, ['BOOTSTRAP_ADMIN_PASSWORD is too short: expected at least 12 characters']);
     assert.ok(!tooShort.join('\n').includes('eleven-char'));
   });
+
+  it('refuses a password the sign-in would refuse: over 1,024 characters, or with U+0000', () => {
+    const env = (password: string) => ({
+      BOOTSTRAP_ADMIN_EMAIL: 'r@x.org',
+      BOOTSTRAP_ADMIN_PASSWORD: password,
+    });
+    const withPassword = (password: string) => problemsOf(env(password));
+    const longest = 'é'.repeat(1024); // characters, as the sign-in's schema counts them, not bytes
+    assert.equal(loadConfig(env(longest)).bootstrapAdmin?.password, longest);
+    assert.deepEqual(withPassword('x'.repeat(1025)), [
+      'BOOTSTRAP_ADMIN_PASSWORD is too long: expected at most 1024 characters (the sign-in takes no more)',
+    ]);
+    assert.deepEqual(withPassword('twelve chars\u0000'), [
+      'BOOTSTRAP_ADMIN_PASSWORD is not usable: it contains U+0000 or a lone surrogate, which the sign-in refuses',
+    ]);
+  });
 });
 
 describe('loadConfig rate-limit budgets', () => {

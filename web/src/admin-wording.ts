@@ -14,6 +14,8 @@ export const EVENT_LABELS: Readonly<Record<SecurityEventType, string>> = {
   'passkey-added': 'Passkey added',
   'passkey-removed': 'Passkey removed',
   'passkey-counter-refused': 'Passkey refused: its counter went back (a cloned authenticator?)',
+  'sessions-ended': 'Signed out everywhere (its sessions ended)',
+  'devices-forgotten': 'Known devices forgotten',
 };
 
 /** What a control locks, in words: "Account (too many failed sign-ins)". */

@@ -1,6 +1,6 @@
 // Passkeys: an account's WebAuthn credentials (public key and signature counter kept, never listed), its user handle.
 import { randomBytes } from 'node:crypto';
-import { type Database, inTransaction } from '../database.ts';
+import { type Database, inTransaction, type Queryable } from '../database.ts';
 import type { User } from './users.ts';
 
 /** What the account's owner sees of a passkey (contract §14): never the key or the counter. */
@@ -53,6 +53,25 @@ const toPasskey = (row: PasskeyRow): Passkey => ({
 });
 
 const PASSKEY_COLUMNS = 'id, name, created_at, last_used_at';
+
+/**
+ * Removes the user's passkeys on `connection` (inside the caller's transaction, beside its
+ * security events): all of them, or only the one `id` names. Answers those removed, oldest first;
+ * none when the user has no such passkey.
+ */
+export async function deletePasskeys(connection: Queryable, userId: number, id?: number): Promise<Passkey[]> {
+  const rows =
+    id === undefined
+      ? await connection.query<PasskeyRow>(
+          `DELETE FROM passkeys WHERE user_id = $1 RETURNING ${PASSKEY_COLUMNS}`,
+          [userId],
+        )
+      : await connection.query<PasskeyRow>(
+          `DELETE FROM passkeys WHERE user_id = $1 AND id = $2 RETURNING ${PASSKEY_COLUMNS}`,
+          [userId, id],
+        );
+  return rows.map(toPasskey).sort((a, b) => a.id - b.id);
+}
 
 export class PasskeysRepository {
   private readonly db: Database;

@@ -93,6 +93,12 @@ export class UsersRepository {
     return rows.length > 0;
   }
 
+  /** The account with this id (disabled or not), or null. */
+  async findById(userId: number): Promise<User | null> {
+    const [row] = await this.db.query<User>(`SELECT ${COLUMNS} FROM users WHERE id = $1`, [userId]);
+    return row ?? null;
+  }
+
   /** When the user's device cookies were last revoked (epoch ms), or null; undefined when no such user. */
   async devicesValidAfter(userId: number): Promise<number | null | undefined> {
     const rows = await this.db.query<{ devices_valid_after: Timestamp }>(
@@ -171,6 +177,17 @@ export class UsersRepository {
       [userId, new Date(at).toISOString()],
     );
     return rows.length > 0;
+  }
+
+  /**
+   * Revokes the user's device cookies issued until `at` (epoch ms): its browsers are unknown
+   * devices again. Never moves the revocation back (a clock set back keeps the later one).
+   */
+  async forgetDevices(userId: number, at: number): Promise<void> {
+    await this.db.query(
+      `UPDATE users SET devices_valid_after = GREATEST(COALESCE(devices_valid_after, $2), $2) WHERE id = $1`,
+      [userId, new Date(at).toISOString()],
+    );
   }
 
   /** Lets a disabled account sign in again; false when it was not disabled. */

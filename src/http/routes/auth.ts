@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { DEVICE_COOKIE } from '../../auth/devices.ts';
 import { ApiError, errorBody } from '../../errors.ts';
+import { PASSWORD_MAX_LENGTH } from '../../limits.ts';
 import { attemptLogin } from '../../login/attempt-login.ts';
 import type { WorkChallenge } from '../../login/outcome.ts';
 import type { WorkSolution } from '../../login/work-challenges.ts';
@@ -55,7 +56,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
         additionalProperties: false,
         properties: {
           email: { type: 'string', minLength: 1, maxLength: 254 },
-          password: { type: 'string', minLength: 1, maxLength: 1024 },
+          password: { type: 'string', minLength: 1, maxLength: PASSWORD_MAX_LENGTH },
           work: workSolutionSchema,
         },
       },

@@ -138,6 +138,8 @@ describe('GET /docs/json', () => {
       // Beyond contract §2's table: naming a passkey (contract §14).
       'PATCH /api/auth/passkeys/{id}',
       'DELETE /api/auth/passkeys/{id}',
+      'GET /api/admin/users/{id}/passkeys',
+      'DELETE /api/admin/users/{id}/passkeys/{passkeyId}',
     ];
     for (const route of contract) assert.ok(routes.includes(route), `${route} is documented`);
     assert.deepEqual(routes.filter((route) => route.includes(' /api')).sort(), [...contract].sort());

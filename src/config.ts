@@ -17,9 +17,9 @@ export interface Config {
   readonly logLevel: string;
   readonly dataDir: string;
   readonly databaseUrl: string | null;
-  /** How long one statement may run on PostgreSQL before it is cancelled and answered 503 (contract §13). */
+  /** How long one statement may run on PostgreSQL before it is cancelled and answered 503 (docs/rules.md#faults). */
   readonly databaseStatementTimeoutMs: number;
-  /** How long a SIGTERM's drain may take before the process exits anyway (contract §13). */
+  /** How long a SIGTERM's drain may take before the process exits anyway (docs/rules.md#faults). */
   readonly shutdownTimeoutMs: number;
   /** Whether an empty database gets the demo data (SEED_DEMO; default true, false under production). */
   readonly seedDemo: boolean;
@@ -29,7 +29,7 @@ export interface Config {
   /** True when SESSION_SECRET was not given and a random one was made for this process. */
   readonly sessionSecretGenerated: boolean;
   readonly sessionTtlMs: number;
-  /** Lifetime of a device cookie (contract §8). */
+  /** Lifetime of a device cookie (docs/rules.md#known-devices). */
   readonly deviceCookieTtlMs: number;
   /** How long an instance may serve a session from its own cache before asking the database again. */
   readonly sessionCacheMs: number;
@@ -38,10 +38,10 @@ export interface Config {
   readonly trustProxy: TrustProxy;
   /**
    * The origin browsers use for the service (PUBLIC_ORIGIN, normalized: `scheme://host[:port]`), or
-   * null to derive it from each request (contract §3, http/origin.ts).
+   * null to derive it from each request (docs/rules.md#authentication-and-csrf, http/origin.ts).
    */
   readonly publicOrigin: string | null;
-  /** The listener that serves /metrics (contract §12); port 0 means none. */
+  /** The listener that serves /metrics (docs/rules.md#deployment); port 0 means none. */
   readonly metrics: { readonly host: string; readonly port: number };
   /** Names this process in security events: INSTANCE_ID, else `<hostname>:<pid>`. */
   readonly instanceId: string;
@@ -63,7 +63,7 @@ export interface Config {
     /** Networks whose clients skip the per-address controls (RATE_LIMIT_TRUSTED_NETWORKS; none by default). */
     readonly trustedNetworks: readonly string[];
   };
-  /** The gate in front of every password check at login (contract §11). */
+  /** The gate in front of every password check at login (docs/rules.md#the-login-gate). */
   readonly loginGate: {
     /** Checks that may run at once (LOGIN_HASH_CONCURRENCY, default the CPUs this process may use). */
     readonly concurrency: number;

@@ -23,7 +23,7 @@ export const PASSWORD_MAX_LENGTH = 1024;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is the character to find.
 export const UNSTORABLE_TEXT = /[\u0000\p{Cs}]/u;
 
-/** The most passkeys one account may hold (more: 422 PASSKEY_LIMIT, contract §14). */
+/** The most passkeys one account may hold (more: 422 PASSKEY_LIMIT, docs/rules.md#passkeys). */
 export const PASSKEYS_MAX = 10;
 
 /**

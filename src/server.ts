@@ -88,7 +88,7 @@ async function listening(
 const CLOSE_ALLOWANCE_MS = 1000;
 
 /**
- * SIGTERM/SIGINT: drain (contract §13; src/http/drain.ts), then close the app, and exit once done
+ * SIGTERM/SIGINT: drain (docs/rules.md#faults; src/http/drain.ts), then close the app, and exit once done
  * or when SHUTDOWN_TIMEOUT has passed. Idle keep-alive connections are given half of it before
  * they are closed, for a proxy to stop using them first. A signal that arrives before the app
  * exists is kept: `attach` then closes the app at once and answers true (do not listen).
@@ -147,7 +147,7 @@ function stopOnSignals(timeoutMs: number): { attach(app: FastifyInstance): boole
 const ADD_ADMIN =
   "npm run users -- add --email you@example.com --name 'Your Name' --role admin (in the image: node src/cli/users.ts add ...)";
 
-/** What an operator must know of the accounts after a start (contract §7): demo passwords, the first admin. */
+/** What an operator must know of the accounts after a start (docs/rules.md#running-it): demo passwords, the first admin. */
 function logAccountsAtStart(app: FastifyInstance, config: Config): void {
   if (config.env === 'production' && config.seedDemo)
     app.log.warn(

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { TargetSpec } from './target-process.ts';
 
 /**
- * floor: Fastify doing the contract's minimum; stack: what a team would assemble from well-kept
+ * floor: Fastify doing the API's minimum; stack: what a team would assemble from well-kept
  * plugins; peer: Fastify or Express with one rate-limit library and nothing else; ours.
  */
 export type Family = 'floor' | 'stack' | 'peer' | 'ours';
@@ -92,7 +92,7 @@ function peerEnv(budget: Budget, store: StoreKind, users: number, redisUrl: stri
 }
 
 /**
- * Every target of the table, in table order: the contract's floor, the two stacks a team would
+ * Every target of the table, in table order: the API's floor, the two stacks a team would
  * assemble, the rate-limit libraries alone, ours. Redis targets only when a Redis answers.
  */
 export function comparisonTargets(budget: Budget, users: number, redisUrl: string | null): BenchTarget[] {
@@ -100,12 +100,12 @@ export function comparisonTargets(budget: Budget, users: number, redisUrl: strin
   const env = (store: StoreKind) => peerEnv(budget, store, users, store === 'redis' ? redisUrl : null);
   // The floor under ours: Fastify sending the nine headers the contract puts on this answer and
   // one request line at info; no session, no limiter. What is left between it and ours is what
-  // ours does beyond the contract's minimum.
+  // ours does beyond the API's minimum.
   const targets: BenchTarget[] = [
     {
       name: 'fastify-contract',
       file: 'fastify-contract',
-      label: "floor: Fastify + the contract's nine headers + one request line",
+      label: "floor: Fastify + the API's nine headers + one request line",
       family: 'floor',
       store: 'none',
       env: env('none'),

@@ -1,4 +1,4 @@
-// WebAuthn ceremonies (contract §14) on SimpleWebAuthn: options with single-use challenges, registration and sign-in checks.
+// WebAuthn ceremonies (docs/rules.md#passkeys) on SimpleWebAuthn: options with single-use challenges, registration and sign-in checks.
 import {
   type AuthenticationResponseJSON,
   generateAuthenticationOptions,
@@ -14,9 +14,9 @@ import type { StoredCredential } from '../db/repositories/passkeys.ts';
 import type { User } from '../db/repositories/users.ts';
 import { digest } from './tokens.ts';
 
-/** How long a challenge works, from the options that carry it (contract §14). */
+/** How long a challenge works, from the options that carry it (docs/rules.md#passkeys). */
 export const PASSKEY_CHALLENGE_TTL_MS = 5 * 60 * 1000;
-/** Registering asks for a sign-in at most this long ago (contract §14). */
+/** Registering asks for a sign-in at most this long ago (docs/rules.md#passkeys). */
 export const REAUTH_WINDOW_MS = 10 * 60 * 1000;
 /** What the browser shows as the relying party's name. */
 const RP_NAME = 'Task portal';
@@ -46,7 +46,7 @@ export type Issued<T> =
   | { readonly options: T; readonly retryAfterMs?: undefined }
   | { readonly options?: undefined; readonly retryAfterMs: number };
 
-/** The service's own origin (contract §3) and the RP ID it implies: its host, without port. */
+/** The service's own origin (docs/rules.md#authentication-and-csrf) and the RP ID it implies: its host, without port. */
 export interface RelyingParty {
   readonly origin: string;
   readonly rpId: string;
@@ -62,7 +62,7 @@ export type { AuthenticationResponseJSON, RegistrationResponseJSON };
 
 export type AssertionOutcome =
   | { readonly ok: true; readonly counter: number }
-  /** `cloned`: the signature holds but the counter did not move forward (contract §14). */
+  /** `cloned`: the signature holds but the counter did not move forward (docs/rules.md#passkeys). */
   | { readonly ok: false; readonly cloned: boolean };
 
 export class PasskeyCeremonies {

@@ -43,7 +43,7 @@ export interface ApiClientOptions {
   /** How to wait before a retry; tests pass one that moves a fake clock instead. */
   readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   readonly now?: () => number;
-  /** How `login` solves a LOGIN_BUSY's challenge (contract §15); default: on this thread, in slices. */
+  /** How `login` solves a LOGIN_BUSY's challenge (docs/rules.md#proved-work); default: on this thread, in slices. */
   readonly solveWork?: WorkSolver;
 }
 
@@ -158,7 +158,7 @@ export class ApiClient {
 
   /**
    * Signs in; fetches a CSRF token first if there is none, and keeps the new one the login hands out.
-   * A LOGIN_BUSY that carries a challenge (a server under a flood, contract §15) is solved and the
+   * A LOGIN_BUSY that carries a challenge (a server under a flood, docs/rules.md#proved-work) is solved and the
    * sign-in sent again with the solution at once; after a further LOGIN_BUSY the new challenge is
    * solved with at least one bit more, up to LOGIN_WORK_ROUNDS times. Then the LOGIN_BUSY is thrown.
    */
@@ -189,7 +189,7 @@ export class ApiClient {
   }
 
   /**
-   * Request options for a passkey sign-in (contract §14): a challenge for this browser, working
+   * Request options for a passkey sign-in (docs/rules.md#passkeys): a challenge for this browser, working
    * once, for 5 minutes. Fetches a CSRF token first if there is none.
    */
   async passkeySignInOptions(options?: CallOptions): Promise<WebAuthnJSON> {
@@ -381,7 +381,7 @@ export class ApiClient {
 
   /**
    * Seconds to wait before retrying `request` after `error`, or null to throw it. A 503 that says
-   * when to come back (the database away, contract §13) is retried by default, a 429 only when
+   * when to come back (the database away, docs/rules.md#faults) is retried by default, a 429 only when
    * asked: the first is the service's passing trouble, the second the caller's own budget.
    */
   private retryWait(request: Request, error: ApiError): number | null {

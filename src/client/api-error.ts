@@ -2,7 +2,7 @@
 import type { RateLimitState } from './rate-limit-headers.ts';
 
 /**
- * Codes the API answers with (contract §2–§5), in the order of the server's table. A copy, since
+ * Codes the API answers with (docs/rules.md#endpoints and #rate-limits), in the order of the server's table. A copy, since
  * the client imports nothing from the server: test/unit/client-contract.test.ts fails when it drifts.
  */
 export const API_ERROR_CODES = [

@@ -1,4 +1,4 @@
-// The API's data shapes as a client sees them (contract §2, §4, §6): plain JSON, no server imports
+// The API's data shapes as a client sees them (docs/rules.md#endpoints, #bulk-reassignment, #reading-the-budgets): plain JSON, no server imports
 // (a lint rule enforces it; test/unit/client-contract.test.ts fails when these copies drift).
 
 export type Role = 'employee' | 'admin';
@@ -150,7 +150,7 @@ export interface SecurityEventPage {
   readonly nextCursor: string | null;
 }
 
-/** GET /api/admin/login-pressure: whether the answering server sheds sign-in attempts (contract §11). */
+/** GET /api/admin/login-pressure: whether the answering server sheds sign-in attempts (docs/rules.md#the-login-gate). */
 export interface LoginPressure {
   /** True from the first attempt turned away until a minute passes without one. */
   readonly underPressure: boolean;
@@ -173,7 +173,7 @@ export interface LoginPressure {
   };
 }
 
-/** One of the signed-in user's passkeys (contract §14): never its key or counter. */
+/** One of the signed-in user's passkeys (docs/rules.md#passkeys): never its key or counter. */
 export interface Passkey {
   readonly id: number;
   /** 1–64 characters, chosen by the user. */

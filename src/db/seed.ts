@@ -1,4 +1,4 @@
-// The demo data of the contract: 3 clients, 4 accounts, 200 tasks — only into an empty database.
+// The demo data (docs/rules.md#running-it): 3 clients, 4 accounts, 200 tasks — only into an empty database.
 import { inTransaction, type Queryable } from './database.ts';
 import { TASK_STATUSES } from './repositories/tasks.ts';
 

@@ -1,4 +1,4 @@
-// The schemas of proved work at login (contract §15): the solution a login body may carry, and the challenge a LOGIN_BUSY carries.
+// The schemas of proved work at login (docs/rules.md#proved-work): the solution a login body may carry, and the challenge a LOGIN_BUSY carries.
 import { WORK_BITS_MAX, WORK_NONCE_MAX_LENGTH } from '../login/proved-work.ts';
 
 /** `work` in the login body: a challenge from an earlier LOGIN_BUSY and the nonce that solves it. */
@@ -18,7 +18,7 @@ export const workSolutionSchema = {
 export const workAskedSchema = {
   type: 'object',
   description:
-    'Proved work (contract §15): a nonce such that SHA-256 of `challenge + ":" + nonce` starts with at least `bits` zero bits, sent back as the login body\'s `work`, puts the attempt ahead of those that proved less. Valid 2 minutes, once, for the same email.',
+    'Proved work (docs/rules.md#proved-work): a nonce such that SHA-256 of `challenge + ":" + nonce` starts with at least `bits` zero bits, sent back as the login body\'s `work`, puts the attempt ahead of those that proved less. Valid 2 minutes, once, for the same email.',
   required: ['challenge', 'bits'],
   additionalProperties: false,
   properties: {

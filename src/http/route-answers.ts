@@ -60,7 +60,7 @@ function header({ schema, description, required }: HeaderSpec): Record<string, u
 
 const seconds = { type: 'integer', minimum: 0 } as const;
 
-/** The draft-06 triple and the structured pair (contract §5), their policy names those of `controls`. */
+/** The draft-06 triple and the structured pair (docs/rules.md#rate-limits), their policy names those of `controls`. */
 function rateLimitHeaders(controls: readonly ControlName[], required: boolean) {
   const names = `(${controls.join('|')})`;
   return {
@@ -280,7 +280,7 @@ function idempotencyHeaders(status: number): Record<string, unknown> {
 export function routeCodes(shape: RouteShape, plan: RoutePlan): ErrorCode[] {
   // Any route may fail on our side; the answer then shows nothing of it (error-handler.ts). Every
   // route needs the database: a session cookie is resolved there before any route runs (session.ts),
-  // so with the database away any of them answers 503 DATABASE_UNAVAILABLE (contract §13).
+  // so with the database away any of them answers 503 DATABASE_UNAVAILABLE (docs/rules.md#faults).
   const codes = new Set<ErrorCode>(['INTERNAL_ERROR', 'DATABASE_UNAVAILABLE']);
   for (const control of controlsOf(plan)) codes.add(CONTROLS[control].code);
   if (plan.kind !== 'exempt') codes.add('RATE_LIMIT_STORE_UNAVAILABLE');
@@ -345,7 +345,7 @@ export function documentedSchema(
     const isError = status >= 400;
     const body = isError ? errorBodySchema(status, byStatus.get(status) ?? []) : { ...own };
     const ownHeaders = (own?.headers ?? {}) as Record<string, unknown>;
-    // The login's answers carry the headers of a login control only when it refuses (contract §5).
+    // The login's answers carry the headers of a login control only when it refuses (docs/rules.md#rate-limits).
     const limited = controls.length > 0 && (plan.kind !== 'login' || status === 429);
     const { description, ...schema } = body as { description?: string };
     response[status] = {

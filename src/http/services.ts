@@ -32,10 +32,10 @@ export interface Services {
    * flows; the sign-in routes run their attempts over it and declare its hooks.
    */
   readonly login: Login;
-  /** Device cookies: issued at login, read to tell known-device attempts (contract §8). */
+  /** Device cookies: issued at login, read to tell known-device attempts (docs/rules.md#known-devices). */
   readonly devices: DeviceCookies;
   readonly rateLimit: RateLimitEngine;
-  /** Passkeys (contract §14): the stored credentials, and the ceremonies with their single-use challenges. */
+  /** Passkeys (docs/rules.md#passkeys): the stored credentials, and the ceremonies with their single-use challenges. */
   readonly passkeys: PasskeysRepository;
   readonly ceremonies: PasskeyCeremonies;
   /** Where locks, admin resets and refused known devices are recorded (a SecurityEventSink) and read back. */

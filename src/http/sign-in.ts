@@ -25,7 +25,7 @@ export const signedInResponse = {
 
 /**
  * Signs `user` in on this reply: a new session id at every sign-in (a session id planted before
- * it is worthless after it), a fresh device cookie (contract §8), and the body with the CSRF
+ * it is worthless after it), a fresh device cookie (docs/rules.md#known-devices), and the body with the CSRF
  * token bound to the new session.
  */
 export async function signIn(

@@ -177,7 +177,7 @@ export class LoginFlow {
 
   /**
    * The refusal to answer when `refused` (by control `name`) refuses: the one whose wait ends last
-   * among it and the plan's controls after it, looked at without spending (contract §8: a client
+   * among it and the plan's controls after it, looked at without spending (docs/rules.md#known-devices: a client
    * that waits a login 429's Retry-After is not refused again by another login control).
    */
   private async longestWith(refused: Verdict, subject: Caller, name: ControlName, unknownDevice: boolean) {
@@ -192,7 +192,7 @@ export class LoginFlow {
 
   /**
    * The 429 of a known-device attempt the login gate refused because its account already has as
-   * many attempts waiting as it may (contract §11): under the known-device control's code and
+   * many attempts waiting as it may (docs/rules.md#the-login-gate): under the known-device control's code and
    * budget, nothing admitted right now, and the gate's wait as the reset. Nothing is reserved,
    * counted or locked: the attempt never reached the failure budgets.
    */

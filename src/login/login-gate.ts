@@ -1,4 +1,4 @@
-// The gate in front of every password check at login (contract §11): a few checks at once, known devices first, shed instead of queueing.
+// The gate in front of every password check at login (docs/rules.md#the-login-gate): a few checks at once, known devices first, shed instead of queueing.
 import type { Clock } from '../clock.ts';
 import { AskedBits } from './asked-bits.ts';
 import { KnownLane } from './known-lane.ts';
@@ -9,7 +9,7 @@ export type GateLane = 'known' | 'shared';
 
 /**
  * Where an attempt waits: a known device under its account (accounts take turns), or the shared
- * line with the work it proved (contract §15: bits of a solved challenge, 0 for none).
+ * line with the work it proved (docs/rules.md#proved-work: bits of a solved challenge, 0 for none).
  */
 export type GatePlace =
   | { readonly lane: 'known'; readonly account: string }
@@ -79,7 +79,7 @@ export interface GateState {
   readonly held: number;
   /** The current estimate of one check's duration (ms), from the checks timed so far. */
   readonly checkMs: number;
-  /** The bits a challenge asks for now: 0 without pressure (contract §15). */
+  /** The bits a challenge asks for now: 0 without pressure (docs/rules.md#proved-work). */
   readonly askedBits: number;
 }
 
@@ -127,7 +127,7 @@ class Waiter implements Ticket {
  * accounts waiting take turns, so many cookies of one account cannot hold the lane. A shared-lane
  * attempt is admitted only if the wait expected from the queue ahead of it and the measured check
  * time is within `maxWaitMs`, and is shed if it has waited that long anyway. The shared line is
- * ordered by proved work (bits, then arrival, contract §15): only the attempts with at least a
+ * ordered by proved work (bits, then arrival, docs/rules.md#proved-work): only the attempts with at least a
  * newcomer's work are ahead of it, and one that fits pushes out the least work when the line is
  * full. The gate knows nothing of accounts' existence: a shed depends only on the queue and work.
  */
@@ -206,7 +206,7 @@ export class LoginGate {
   /**
    * The wait (ms) a shared-lane attempt arriving now with `work` proved bits should expect before
    * its check starts. It counts runnable work: the shared attempts with at least as much work (the
-   * line is ordered by it, contract §15), and one check for each account whose known-device backlog
+   * line is ordered by it, docs/rules.md#proved-work), and one check for each account whose known-device backlog
    * waits for a slot. An account whose check runs already holds its slot (its backlog follows on it,
    * one at a time) and adds nothing: however long one account's backlog, it occupies at most one
    * slot of the estimate.
@@ -220,7 +220,7 @@ export class LoginGate {
   }
 
   /**
-   * The bits a challenge asks for now (contract §15): 0 without pressure (no shed in the last
+   * The bits a challenge asks for now (docs/rules.md#proved-work): 0 without pressure (no shed in the last
    * WORK_WINDOW_MS); under pressure one more than the least work granted a check lately, so a
    * client that solves it is served before everything that proved less.
    */

@@ -15,7 +15,7 @@ export const BUDGET_FORM = '<count>/<duration>, e.g. 30/15m (count ≥ 1; durati
 export function parseBudget(text: string): Budget | null {
   const match = BUDGET_PATTERN.exec(text.trim());
   if (!match) return null;
-  // The contract's units for a budget stop at hours.
+  // A budget's units stop at hours (docs/rules.md#rate-limits).
   const windowMs = parseDuration(match[2]!, ['ms', 's', 'm', 'h']);
   // Windows beyond a year make no sense for a request budget and would overflow the stores' TTLs.
   if (windowMs === null || windowMs > 366 * 24 * 3_600_000) return null;

@@ -105,7 +105,7 @@ export const CONTROLS: Readonly<Record<ControlName, Control>> = {
     reportedFor: 'everyone',
     budget: (l) => l.loginIp, // RATE_LIMIT_LOGIN_IP, default 100/15m
   },
-  // Contract §8: a login from a known device is counted here alone, never by account or address.
+  // docs/rules.md#known-devices: a login from a known device is counted here alone, never by account or address.
   'login-device': {
     name: 'login-device',
     code: 'LOGIN_RATE_LIMIT',

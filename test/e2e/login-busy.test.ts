@@ -1,4 +1,4 @@
-// The sign-in form on a busy server (contract §11), in Chromium: the wait counts down, then the form signs in by itself.
+// The sign-in form on a busy server (docs/rules.md#the-login-gate), in Chromium: the wait counts down, then the form signs in by itself.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
@@ -45,7 +45,7 @@ describe('the sign-in form on a busy server', { skip: skipWithoutChromium() }, (
     await submitLogin(page, ALICE, DEMO_PASSWORD);
     await new Promise((resolve) => setTimeout(resolve, 500));
     // Each arrival is an event at the gate that sheds her waiting attempt; the page solves each
-    // LOGIN_BUSY's challenge and comes back (contract §15) until its rounds are spent, then counts down.
+    // LOGIN_BUSY's challenge and comes back (docs/rules.md#proved-work) until its rounds are spent, then counts down.
     const busy = page.locator('#login-error', { hasText: 'Sign-in is very busy right now' });
     const triggers: Promise<unknown>[] = [];
     for (let n = 2; !(await busy.isVisible()) && n < 60; n++) {

@@ -237,7 +237,7 @@ export interface paths {
               message: string;
               /** @description Seconds to wait. */
               retryAfter: number;
-              /** @description Proved work (contract §15): a nonce such that SHA-256 of `challenge + ":" + nonce` starts with at least `bits` zero bits, sent back as the login body's `work`, puts the attempt ahead of those that proved less. Valid 2 minutes, once, for the same email. */
+              /** @description Proved work (docs/rules.md#proved-work): a nonce such that SHA-256 of `challenge + ":" + nonce` starts with at least `bits` zero bits, sent back as the login body's `work`, puts the attempt ahead of those that proved less. Valid 2 minutes, once, for the same email. */
               work?: {
                 challenge: string;
                 bits: number;
@@ -833,7 +833,7 @@ export interface paths {
               message: string;
               /** @description Seconds to wait. */
               retryAfter: number;
-              /** @description Proved work (contract §15): a nonce such that SHA-256 of `challenge + ":" + nonce` starts with at least `bits` zero bits, sent back as the login body's `work`, puts the attempt ahead of those that proved less. Valid 2 minutes, once, for the same email. */
+              /** @description Proved work (docs/rules.md#proved-work): a nonce such that SHA-256 of `challenge + ":" + nonce` starts with at least `bits` zero bits, sent back as the login body's `work`, puts the attempt ahead of those that proved less. Valid 2 minutes, once, for the same email. */
               work?: {
                 challenge: string;
                 bits: number;
@@ -1752,7 +1752,7 @@ export interface paths {
               message: string;
               /** @description Seconds to wait. */
               retryAfter: number;
-              /** @description Proved work (contract §15): a nonce such that SHA-256 of `challenge + ":" + nonce` starts with at least `bits` zero bits, sent back as the login body's `work`, puts the attempt ahead of those that proved less. Valid 2 minutes, once, for the same email. */
+              /** @description Proved work (docs/rules.md#proved-work): a nonce such that SHA-256 of `challenge + ":" + nonce` starts with at least `bits` zero bits, sent back as the login body's `work`, puts the attempt ahead of those that proved less. Valid 2 minutes, once, for the same email. */
               work?: {
                 challenge: string;
                 bits: number;

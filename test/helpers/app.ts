@@ -36,7 +36,7 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** The config of a test app: the contract's defaults, a fast password hash, a fixed secret. */
+/** The config of a test app: the documented defaults, a fast password hash, a fixed secret. */
 export function testConfig(env: Record<string, string> = {}) {
   return loadConfig({
     NODE_ENV: 'test',

@@ -1,4 +1,4 @@
-// Contract §3's comparable timing after a cost change: an unknown email is checked at the costs stored, dormant accounts' older ones included.
+// docs/rules.md#authentication-and-csrf comparable timing after a cost change: an unknown email is checked at the costs stored, dormant accounts' older ones included.
 import assert from 'node:assert/strict';
 import { after, describe, it, type TestContext } from 'node:test';
 import { argon2Hasher, hashParameters, hashPassword, type PasswordHasher } from '../../src/auth/passwords.ts';

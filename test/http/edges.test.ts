@@ -1,4 +1,4 @@
-// Contract §10, case by case: the inputs and requests the fuzz found, each with the answer it must get.
+// docs/rules.md#the-edges-of-http, case by case: the inputs and requests the fuzz found, each with the answer it must get.
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

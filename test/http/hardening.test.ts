@@ -1,4 +1,4 @@
-// Attacks on contract §§2–6 found in review, kept as regression tests: each says what the contract asks.
+// Attacks on the rules of docs/rules.md#endpoints to #reading-the-budgets found in review, kept as regression tests: each says what the rules ask.
 import assert from 'node:assert/strict';
 import { randomBytes, scryptSync } from 'node:crypto';
 import { after, describe, it } from 'node:test';
@@ -91,7 +91,7 @@ describe('POST /api/auth/login, the account key', () => {
 
 describe('POST /api/auth/login, order of checks', () => {
   it('answers 429 for a locked account before CSRF (403) and field validation (400)', async (t) => {
-    // Contract §3: the rate limiter first, then body syntax, then CSRF, … then field validation. The
+    // docs/rules.md#authentication-and-csrf: the rate limiter first, then body syntax, then CSRF, … then field validation. The
     // account is known once the body is parsed, but the lock is only looked at in the handler.
     const { client, close } = await createTestApp({ env: { RATE_LIMIT_LOGIN_ACCOUNT: '1/15m' } });
     t.after(close);

@@ -1,4 +1,4 @@
-// Contract §8, known devices: a lock an attacker sets on an account does not keep out its owner's browser.
+// docs/rules.md#known-devices, known devices: a lock an attacker sets on an account does not keep out its owner's browser.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { DEVICE_COOKIE } from '../../src/auth/devices.ts';
@@ -184,7 +184,7 @@ describe('POST /api/auth/login from a known device', () => {
   });
 
   it('keeps the account’s devices known when an admin resets its lock: the owner’s browser still gets in', async (t) => {
-    const app = await deviceApp(t); // the contract's budgets: ten failures per account
+    const app = await deviceApp(t); // the default budgets: ten failures per account
     const owner = await ownersBrowser(app, BOB);
     app.clock.advance(1);
     await lock(app, BOB, 10); // from elsewhere

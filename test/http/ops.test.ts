@@ -1,4 +1,4 @@
-// Operational routes (contract §7, §12): liveness, readiness with the database up and down and under a flood, the OpenAPI document.
+// Operational routes (docs/rules.md#running-it and #deployment): liveness, readiness with the database up and down and under a flood, the OpenAPI document.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';
@@ -104,7 +104,7 @@ describe('GET /readyz under a flood', () => {
 });
 
 describe('GET /docs/json', () => {
-  it('is an OpenAPI 3 document listing every /api route of the contract', async (t) => {
+  it('is an OpenAPI 3 document listing every /api route of docs/rules.md#endpoints', async (t) => {
     const { client, close } = await createTestApp();
     t.after(close);
     const response = await client().get('/docs/json');
@@ -127,7 +127,7 @@ describe('GET /docs/json', () => {
       'GET /api/rate-limits',
       'POST /api/admin/login-locks/reset',
       'GET /api/admin/login-locks',
-      // Beyond contract §2's table: the admin page's view of the login gate (contract §11, docs/operations.md).
+      // Beyond docs/rules.md#endpoints table: the admin page's view of the login gate (docs/rules.md#the-login-gate, docs/operations.md).
       'GET /api/admin/login-pressure',
       'GET /api/admin/security-events',
       'POST /api/auth/passkey/options',
@@ -135,7 +135,7 @@ describe('GET /docs/json', () => {
       'GET /api/auth/passkeys',
       'POST /api/auth/passkeys/registration-options',
       'POST /api/auth/passkeys',
-      // Beyond contract §2's table: naming a passkey (contract §14).
+      // Beyond docs/rules.md#endpoints table: naming a passkey (docs/rules.md#passkeys).
       'PATCH /api/auth/passkeys/{id}',
       'DELETE /api/auth/passkeys/{id}',
       'GET /api/admin/users/{id}/passkeys',

@@ -1,4 +1,4 @@
-// Contract §3's order of checks on an /api request, as the plugins' hooks run it: limiter (after a bulk request's key), body, CSRF, 401, 403, fields.
+// docs/rules.md#authentication-and-csrf order of checks on an /api request, as the plugins' hooks run it: limiter (after a bulk request's key), body, CSRF, 401, 403, fields.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { createTestApp, type Response, type TestClient } from '../helpers/app.ts';

@@ -1,4 +1,4 @@
-// Contract §15 over HTTP: LOGIN_BUSY's challenge, the solution in the login body, and the shared lane served by proved work.
+// docs/rules.md#proved-work over HTTP: LOGIN_BUSY's challenge, the solution in the login body, and the shared lane served by proved work.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -71,7 +71,7 @@ const metric = async (app: GateApp, line: RegExp) => {
   return line.exec(text)?.[1];
 };
 
-describe('POST /api/auth/login with proved work (contract §15)', () => {
+describe('POST /api/auth/login with proved work (docs/rules.md#proved-work)', () => {
   it('asks for no work without pressure, and signs in as before whatever work is sent', async (t) => {
     const app = await gateApp(t);
     app.hasher.letThrough();

@@ -1,4 +1,4 @@
-// Reading tasks and employees (contract §2): limits, filters, cursor paging, one task, and 401s.
+// Reading tasks and employees (docs/rules.md#endpoints): limits, filters, cursor paging, one task, and 401s.
 import assert from 'node:assert/strict';
 import { after, describe, it, type TestContext } from 'node:test';
 import { createTestApp, type TestClient } from '../helpers/app.ts';

@@ -89,7 +89,7 @@ describe('client contract', () => {
     assert.equal(BULK_MAX_TASKS, SERVER_BULK_MAX_TASKS);
   });
 
-  it('knows the passkey limits and shape of the server (contract §14)', () => {
+  it('knows the passkey limits and shape of the server (docs/rules.md#passkeys)', () => {
     assert.equal(PASSKEYS_MAX, SERVER_PASSKEYS_MAX);
     assert.equal(PASSKEY_NAME_MAX, SERVER_PASSKEY_NAME_MAX);
     sameType<Mutable<Passkey>, ServerPasskey>(true);

@@ -255,7 +255,7 @@ describe('loadConfig rate-limit budgets', () => {
   });
 });
 
-describe('loadConfig login gate (contract §11)', () => {
+describe('loadConfig login gate (docs/rules.md#the-login-gate)', () => {
   it('runs as many checks as the CPUs, waits at most 1 s, and leaves libuv 4 threads beside the checks', () => {
     const { loginGate, threadPoolSize } = loadConfig({});
     assert.equal(loginGate.concurrency, availableParallelism());
@@ -397,7 +397,7 @@ describe('loadConfig service URLs', () => {
   });
 });
 
-describe('loadConfig faults (contract §13)', () => {
+describe('loadConfig faults (docs/rules.md#faults)', () => {
   it('defaults DATABASE_STATEMENT_TIMEOUT to 5s and SHUTDOWN_TIMEOUT to 10s, and reads durations', () => {
     const defaults = loadConfig({});
     assert.equal(defaults.databaseStatementTimeoutMs, 5_000);

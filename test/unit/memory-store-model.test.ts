@@ -203,7 +203,7 @@ function run(
       case 'consume': {
         const decision = consume(command.key);
         if (!decision.allowed && command.retryAfterRefusal) {
-          // Contract §5: a client that waits the reset it was told and retries is admitted.
+          // docs/rules.md#rate-limits: a client that waits the reset it was told and retries is admitted.
           clock.advance(decision.resetMs);
           const retry = store.consume(rule, command.key);
           assert.equal(retry.allowed, true, `refused again after waiting ${decision.resetMs} ms`);

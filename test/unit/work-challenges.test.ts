@@ -1,4 +1,4 @@
-// Proved-work challenges, directly: what a solution proves, and every way it proves nothing (contract §15).
+// Proved-work challenges, directly: what a solution proves, and every way it proves nothing (docs/rules.md#proved-work).
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';

@@ -1,4 +1,4 @@
--- Security events (contract §8): locks that started, admin resets, refused known-device attempts.
+-- Security events (docs/rules.md#known-devices): locks that started, admin resets, refused known-device attempts.
 -- Failed logins themselves are not stored one by one; old events are purged after the retention.
 CREATE TABLE security_events (
   id bigserial PRIMARY KEY,

@@ -1,4 +1,4 @@
--- Accounts for a real deployment (contract §7): an account can be disabled (not deleted, so its
+-- Accounts for a real deployment (docs/rules.md#running-it): an account can be disabled (not deleted, so its
 -- tasks and events keep their author), and account changes are security events.
 ALTER TABLE users ADD COLUMN disabled_at timestamptz;
 ALTER TABLE security_events DROP CONSTRAINT security_events_type_check;

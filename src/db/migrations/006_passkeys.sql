@@ -1,4 +1,4 @@
--- Passkeys (contract §14): an account's WebAuthn credentials, and when each session signed in.
+-- Passkeys (docs/rules.md#passkeys): an account's WebAuthn credentials, and when each session signed in.
 -- The public key (COSE, base64url: the same text in PGlite and PostgreSQL) and the signature
 -- counter stay here; no route ever answers with them.
 CREATE TABLE passkeys (

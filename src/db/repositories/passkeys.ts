@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { type Database, inTransaction, type Queryable } from '../database.ts';
 import type { User } from './users.ts';
 
-/** What the account's owner sees of a passkey (contract §14): never the key or the counter. */
+/** What the account's owner sees of a passkey (docs/rules.md#passkeys): never the key or the counter. */
 export interface Passkey {
   id: number;
   name: string;

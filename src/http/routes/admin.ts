@@ -1,4 +1,4 @@
-// The admin's view of login locks (contract §8): what is locked now, and the unlock of an account.
+// The admin's view of login locks (docs/rules.md#known-devices): what is locked now, and the unlock of an account.
 import type { FastifyInstance } from 'fastify';
 import { normaliseEmail } from '../../email.ts';
 import type { Lock } from '../../rate-limit/engine.ts';
@@ -67,7 +67,7 @@ export async function adminRoutes(app: FastifyInstance, { services }: { services
       const { email } = request.body;
       // The counters only: the account's known devices stay known. Revoking them would hand the
       // attacker whose guesses locked the account the owner's own browser: ten more guesses after
-      // the reset would lock the owner out everywhere (contract §8).
+      // the reset would lock the owner out everywhere (docs/rules.md#known-devices).
       await rateLimit.resetAccount(email);
       const by = request.user!.id;
       securityEvents.record({

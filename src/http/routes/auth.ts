@@ -1,4 +1,4 @@
-// CSRF bootstrap, login, logout and the current user (contract §3).
+// CSRF bootstrap, login, logout and the current user (docs/rules.md#authentication-and-csrf).
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { DEVICE_COOKIE } from '../../auth/devices.ts';
 import { ApiError, errorBody } from '../../errors.ts';
@@ -125,7 +125,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
 }
 
 /**
- * 503 LOGIN_BUSY (contract §11): the gate turned the attempt away before any hash. Answered here,
+ * 503 LOGIN_BUSY (docs/rules.md#the-login-gate): the gate turned the attempt away before any hash. Answered here,
  * not thrown: under a flood these are most answers, and none of them is a server error to log.
  */
 function sendLoginBusy(reply: FastifyReply, retryAfter: number, work: WorkChallenge | null): FastifyReply {

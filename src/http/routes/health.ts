@@ -1,4 +1,4 @@
-// Liveness and readiness (contract §7, §12): /healthz while the process runs, /readyz per dependency, looked at once a second.
+// Liveness and readiness (docs/rules.md#running-it and #deployment): /healthz while the process runs, /readyz per dependency, looked at once a second.
 import type { FastifyInstance } from 'fastify';
 import { isDraining } from '../drain.ts';
 import type { Services } from '../services.ts';

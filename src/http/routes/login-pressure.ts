@@ -1,4 +1,4 @@
-// The admin's view of the login path under a flood (contract §11): whether this instance sheds attempts, and its gate's queues.
+// The admin's view of the login path under a flood (docs/rules.md#the-login-gate): whether this instance sheds attempts, and its gate's queues.
 import type { FastifyInstance } from 'fastify';
 import type { LoginPressureReport } from '../../login/pressure-report.ts';
 import type { Services } from '../services.ts';

@@ -1,4 +1,4 @@
-// A signed-in user's passkeys (contract §14): list, register (after a recent sign-in), rename, remove.
+// A signed-in user's passkeys (docs/rules.md#passkeys): list, register (after a recent sign-in), rename, remove.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import {
   REAUTH_WINDOW_MS,
@@ -35,7 +35,7 @@ const byId = {
 } as const;
 
 /**
- * The relying party a request speaks to: the service's own origin (contract §3, PUBLIC_ORIGIN or
+ * The relying party a request speaks to: the service's own origin (docs/rules.md#authentication-and-csrf, PUBLIC_ORIGIN or
  * the request as a browser sees it) and its host as RP ID; null when the request names no usable host.
  */
 /** The whole seconds of a full challenge store's wait, for Retry-After: at least 1. */
@@ -60,7 +60,7 @@ export async function passkeyRoutes(
     return rp;
   };
 
-  /** Registering needs a sign-in within the last 10 minutes of this session (contract §14). */
+  /** Registering needs a sign-in within the last 10 minutes of this session (docs/rules.md#passkeys). */
   const requireRecentSignIn = (request: FastifyRequest): void => {
     const at = request.signedInAt;
     if (at === null || clock.now() - at > REAUTH_WINDOW_MS) throw new ApiError('REAUTH_REQUIRED');
@@ -148,7 +148,7 @@ export async function passkeyRoutes(
     },
   });
 
-  // An addition to contract §14, which lists no rename route although the portal renames.
+  // An addition to docs/rules.md#passkeys, which lists no rename route although the portal renames.
   app.patch<{ Params: { id: number }; Body: { name: string } }>('/api/auth/passkeys/:id', {
     config: { access: 'user' },
     schema: {

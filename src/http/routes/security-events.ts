@@ -1,4 +1,4 @@
-// The admin's read of security events, newest first, one keyset page at a time (contract §8).
+// The admin's read of security events, newest first, one keyset page at a time (docs/rules.md#known-devices).
 import type { FastifyInstance } from 'fastify';
 import { SECURITY_EVENT_TYPES } from '../../security-event.ts';
 import { keysetCursor } from '../cursor.ts';

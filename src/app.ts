@@ -6,6 +6,7 @@ import pino from 'pino';
 import { type BootstrapOutcome, bootstrapAdmin } from './auth/accounts.ts';
 import { DeviceCookies } from './auth/devices.ts';
 import { PasskeyCeremonies } from './auth/passkeys.ts';
+import { PasswordRules } from './auth/password-rules.ts';
 import { hashPassword, PasswordChecker, type PasswordHasher } from './auth/passwords.ts';
 import { schedulePurge } from './auth/purge-schedule.ts';
 import { SECURITY_EVENT_PURGE_INTERVAL_MS, SecurityEventLog } from './auth/security-event-log.ts';
@@ -19,9 +20,10 @@ import {
   IDEMPOTENCY_KEY_PURGE_INTERVAL_MS,
   IdempotencyKeysRepository,
 } from './db/repositories/idempotency-keys.ts';
+import { KnownDevicesRepository } from './db/repositories/known-devices.ts';
 import { PasskeysRepository } from './db/repositories/passkeys.ts';
 import { SecurityEventsRepository } from './db/repositories/security-events.ts';
-import { SessionsRepository } from './db/repositories/sessions.ts';
+import { ACCOUNT_CHANGES_CHANNEL, SessionsRepository } from './db/repositories/sessions.ts';
 import { TasksRepository } from './db/repositories/tasks.ts';
 import { UsersRepository } from './db/repositories/users.ts';
 import { seedDemo } from './db/seed.ts';
@@ -38,8 +40,11 @@ import { securityHeadersPlugin } from './http/plugins/security-headers.ts';
 import { sessionPlugin } from './http/plugins/session.ts';
 import { ReadinessState } from './http/readiness.ts';
 import { RequestLogController } from './http/request-log.ts';
+import { accountPasswordRoutes } from './http/routes/account-password.ts';
+import { accountSessionRoutes } from './http/routes/account-sessions.ts';
 import { adminRoutes } from './http/routes/admin.ts';
 import { adminPasskeyRoutes } from './http/routes/admin-passkeys.ts';
+import { adminUserRoutes } from './http/routes/admin-users.ts';
 import { authRoutes } from './http/routes/auth.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { loginPressureRoutes } from './http/routes/login-pressure.ts';
@@ -86,21 +91,29 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   let seeded = false;
   let bootstrap: BootstrapOutcome = 'admin-exists';
   const hash = (password: string) => hashPassword(password, config.passwordHashCost);
-  await migrate(db, async (connection) => {
-    if (config.seedDemo) seeded = await seedDemo(connection, hash);
-    bootstrap = await bootstrapAdmin(connection, config.bootstrapAdmin, {
-      clock,
-      instance: config.instanceId,
-      hashPassword: hash,
-    });
-  });
-  const sessionsRepository = new SessionsRepository(db);
   // One logger for the app and the store stack, which is built first (its readiness is a service).
   const logSettings = { level: config.logLevel, production: config.env === 'production' };
   // A development terminal's pretty lines go through pino-pretty's transport, every other line
   // through pino's stdout destination (logDestination()).
   const pinoOptions = loggerOptions(logSettings);
   const logger = pinoOptions.transport ? pino(pinoOptions) : pino(pinoOptions, logDestination());
+  // The one rule for every password an account is given (docs/rules.md#accounts).
+  const passwordRules = new PasswordRules({
+    breachApi: config.passwordBreachApi.url,
+    breachApiRequired: config.passwordBreachApi.required,
+    onBreachApiTrouble: (error) =>
+      logger.warn({ err: error }, 'the breached-password API did not answer: the password was let through'),
+  });
+  await migrate(db, async (connection) => {
+    if (config.seedDemo) seeded = await seedDemo(connection, hash);
+    bootstrap = await bootstrapAdmin(connection, config.bootstrapAdmin, {
+      clock,
+      instance: config.instanceId,
+      hashPassword: hash,
+      rules: passwordRules,
+    });
+  });
+  const sessionsRepository = new SessionsRepository(db);
   const storeOptions = { redis: config.redis, failureMode: config.rateLimits.storeFailure };
   const stack = options.store ?? (await createStore(storeOptions, clock, logger));
   const passwordChecker = await passwords;
@@ -150,8 +163,11 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       ttlMs: config.sessionTtlMs,
       cacheMs: config.sessionCacheMs,
       clock,
+      // Requests start only once `app` exists.
+      onTouchError: (error) => app.log.warn({ err: error }, "a session's last use was not written"),
     }),
     passwords: passwordChecker,
+    passwordRules,
     login,
     devices,
     rateLimit,
@@ -191,8 +207,28 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     (error) => app.log.error({ err: error }, 'security event purge failed'),
     SECURITY_EVENT_PURGE_INTERVAL_MS,
   );
+  // Every instance drops what it cached of an account as soon as any instance announces a change
+  // of it (a session ended, a role changed): ended sessions end everywhere at once.
+  let heard = false;
+  const accountChanges = await db.listen(ACCOUNT_CHANGES_CHANNEL, {
+    message(payload) {
+      const userId = Number(payload);
+      if (Number.isSafeInteger(userId)) services.sessions.forgetUser(userId);
+    },
+    state(listening) {
+      services.sessions.setCoherent(listening);
+      if (listening === heard) return;
+      heard = listening;
+      if (listening) app.log.info('hearing account changes: sessions are cached again');
+      else app.log.warn('account changes unheard: every request reads its session from the database');
+    },
+  });
+  const knownDevices = new KnownDevicesRepository(db);
   const sessionPurge = schedulePurge(
-    () => services.sessions.purgeExpired(),
+    async () =>
+      (await services.sessions.purgeExpired()) +
+      // A device row outlives its cookie by nothing: one whose last cookie expired goes too.
+      (await knownDevices.purgeUnusedSince(clock.now() - config.deviceCookieTtlMs)),
     (error) => app.log.error({ err: error }, 'session purge failed'),
     SESSION_PURGE_INTERVAL_MS,
   );
@@ -204,6 +240,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   app.addHook('onClose', async () => {
     login.close();
     await sessionPurge.stop();
+    await accountChanges.close();
     await idempotencyKeyPurge.stop();
     await securityEventPurge.stop();
     await services.securityEvents.flush();
@@ -246,6 +283,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     rateLimitRoutes,
     adminRoutes,
     adminPasskeyRoutes,
+    adminUserRoutes,
+    accountPasswordRoutes,
+    accountSessionRoutes,
     loginPressureRoutes,
     securityEventRoutes,
     healthRoutes,

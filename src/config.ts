@@ -1,7 +1,12 @@
 // Reads the environment once, validates every variable, and returns one frozen Config.
 import { randomBytes } from 'node:crypto';
 import { availableParallelism, hostname } from 'node:os';
-import { passwordProblem } from './auth/passwords.ts';
+import {
+  hasUnstorableCharacter,
+  offlineRefusal,
+  REFUSAL_MESSAGES,
+  UNSTORABLE_PASSWORD,
+} from './auth/password-rules.ts';
 import { parseDuration } from './duration.ts';
 import { isEmailAddress } from './email.ts';
 import { BUDGET_FORM, parseBudget } from './rate-limit/budget.ts';
@@ -76,6 +81,13 @@ export interface Config {
    */
   readonly threadPoolSize: number;
   readonly redis: RedisSettings;
+  /** The password rules' optional Pwned Passwords range API (docs/rules.md#accounts). */
+  readonly passwordBreachApi: {
+    /** PASSWORD_BREACH_API: its base URL, or null for the offline rules alone. */
+    readonly url: string | null;
+    /** PASSWORD_BREACH_API_REQUIRED: no answer refuses the change (503) instead of letting it through. */
+    readonly required: boolean;
+  };
 }
 
 export class ConfigError extends Error {
@@ -253,6 +265,14 @@ export function loadConfig(env: Env = process.env): Config {
       ),
     },
     threadPoolSize,
+    passwordBreachApi: {
+      url: optional(
+        'PASSWORD_BREACH_API',
+        urlWith(['http:', 'https:']),
+        'the base URL of a Pwned Passwords range API, such as https://api.pwnedpasswords.com',
+      ),
+      required: read('PASSWORD_BREACH_API_REQUIRED', 'false', boolean, 'true or false'),
+    },
     redis: {
       url: optional('REDIS_URL', urlWith(['redis:', 'rediss:']), 'redis://host:port or rediss://host:port'),
       clusterNodes: optional('REDIS_CLUSTER_NODES', hostPortList, 'a comma list of host:port'),
@@ -274,6 +294,10 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(
       `METRICS_PORT=${config.port} is PORT too: expected another port, or 0 for no metrics listener`,
     );
+  if (config.passwordBreachApi.required && config.passwordBreachApi.url === null)
+    problems.push(
+      'PASSWORD_BREACH_API_REQUIRED=true needs PASSWORD_BREACH_API: expected the base URL of a range API',
+    );
   if (config.testHooks.holdCommittedAnswers && nodeEnv !== 'test')
     problems.push('TEST_HOLD_COMMITTED_ANSWERS is a test hook: expected it unset unless NODE_ENV=test');
   if (config.redis.url && config.redis.clusterNodes)
@@ -293,9 +317,14 @@ function bootstrapAdmin(env: Env, problems: string[]): Config['bootstrapAdmin'] 
   else if (!isEmailAddress(email))
     problems.push(`BOOTSTRAP_ADMIN_EMAIL=${JSON.stringify(email)} is invalid: expected an email address`);
   if (!password) problems.push('BOOTSTRAP_ADMIN_PASSWORD is required when BOOTSTRAP_ADMIN_EMAIL is set');
+  else if (hasUnstorableCharacter(password))
+    problems.push(`BOOTSTRAP_ADMIN_PASSWORD is ${UNSTORABLE_PASSWORD}`);
   else {
-    const problem = passwordProblem(password);
-    if (problem) problems.push(`BOOTSTRAP_ADMIN_PASSWORD is ${problem.message}`);
+    // The password rules every account's password meets (the breached-password API is asked when
+    // the admin is created, auth/accounts.ts).
+    const refusal = offlineRefusal(password, email);
+    if (refusal !== null)
+      problems.push(`BOOTSTRAP_ADMIN_PASSWORD is refused (${refusal}): ${REFUSAL_MESSAGES[refusal]}`);
   }
   return { email: email.trim(), password };
 }

@@ -15,6 +15,10 @@ export const ERRORS = {
   CSRF_INVALID: { status: 403, message: 'The CSRF token is missing or invalid.' },
   FORBIDDEN: { status: 403, message: 'Your role does not allow this.' },
   REAUTH_REQUIRED: { status: 403, message: 'Sign in again to change your passkeys.' },
+  PASSWORD_CHANGE_REQUIRED: {
+    status: 403,
+    message: 'You signed in with a temporary password: choose a password of your own first.',
+  },
   NOT_FOUND: { status: 404, message: 'Not found.' },
   REQUEST_TIMEOUT: { status: 408, message: 'The request took too long to arrive.' },
   IDEMPOTENCY_KEY_IN_FLIGHT: {
@@ -25,10 +29,17 @@ export const ERRORS = {
     status: 413,
     message: `The request body is larger than ${BODY_LIMIT_BYTES / 1024} KiB.`,
   },
+  EMAIL_TAKEN: { status: 409, message: 'An account with this email exists already.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Send the request body as application/json.' },
   ASSIGNEE_NOT_FOUND: { status: 422, message: 'The assignee is not an existing employee.' },
   PASSKEY_INVALID: { status: 422, message: 'The passkey could not be verified or is already registered.' },
   PASSKEY_LIMIT: { status: 422, message: `An account may have at most ${PASSKEYS_MAX} passkeys.` },
+  CURRENT_PASSWORD_INVALID: { status: 422, message: 'Your current password is not correct.' },
+  PASSWORD_REFUSED: { status: 422, message: 'This password cannot be used. Choose another one.' },
+  LAST_ADMIN: {
+    status: 422,
+    message: 'This would leave no enabled admin: make another account an admin first.',
+  },
   IDEMPOTENCY_KEY_REUSED: {
     status: 422,
     message: 'This Idempotency-Key was used for another request. Send a new key with a new request.',
@@ -53,6 +64,11 @@ export const ERRORS = {
   RATE_LIMIT_STORE_UNAVAILABLE: {
     status: 503,
     message: 'The rate-limit store is unavailable. Try again shortly.',
+  },
+  PASSWORD_CHECK_UNAVAILABLE: {
+    status: 503,
+    message:
+      'The new password could not be checked against breached passwords just now. Nothing was changed: try again shortly.',
   },
   DATABASE_UNAVAILABLE: {
     status: 503,

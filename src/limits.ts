@@ -6,14 +6,20 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
 /** The most tasks one bulk reassignment may name (more: 400 TASK_BULK_TOO_LARGE). */
 export const BULK_MAX_TASKS = 50;
 
-/** The shortest password an account may be given (BOOTSTRAP_ADMIN_PASSWORD, the account command line). */
+/** The shortest password an account may be given, wherever it is set (auth/password-rules.ts). */
 export const MIN_PASSWORD_LENGTH = 12;
 
+/** The longest password an account may be given (a longer one is refused, never cut). */
+export const MAX_PASSWORD_LENGTH = 128;
+
+/** How long a temporary password (an admin's add or reset) signs in before it must have been changed. */
+export const TEMPORARY_PASSWORD_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+
 /**
- * The longest password the sign-in takes, in characters (code points): a longer one is a 400 there,
- * so it is refused wherever a password is set too.
+ * The longest password the sign-in takes, in characters (code points): longer is a 400 there. A
+ * password set since the password rules is at most MAX_PASSWORD_LENGTH; this bound is the sign-in's.
  */
-export const PASSWORD_MAX_LENGTH = 1024;
+export const SIGN_IN_PASSWORD_MAX_LENGTH = 1024;
 
 /**
  * Text no request may carry into storage or a check: U+0000, or a surrogate that is not half of a

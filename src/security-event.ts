@@ -16,6 +16,17 @@ export const SECURITY_EVENT_TYPES = [
   'passkey-counter-refused',
   'sessions-ended',
   'devices-forgotten',
+  // Accounts people run themselves (docs/rules.md#accounts): what an owner reads of their account.
+  'signed-in',
+  'signed-in-new-device',
+  'sign-in-failed',
+  'password-changed',
+  'password-reset',
+  'session-ended',
+  'other-sessions-ended',
+  'device-forgotten',
+  'account-renamed',
+  'account-role-changed',
 ] as const;
 
 export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];
@@ -26,15 +37,17 @@ export interface SecurityEvent {
   /**
    * The control concerned (a policy name such as `login-account`); an admin reset names
    * `login-account`, the login path's pressure `login-gate`. Account changes name where they came
-   * from: `users-cli` (the account command line) or `bootstrap-admin` (BOOTSTRAP_ADMIN_* at a start); a passkey's events name
-   * `passkey`.
+   * from: `users-cli` (the account command line), `bootstrap-admin` (BOOTSTRAP_ADMIN_* at a start),
+   * `admin` (an admin in the portal) or `account` (the owner in the portal); a passkey's events name
+   * `passkey`. Sign-ins and failed ones name how: `password` or `passkey` (`password-change` for a
+   * wrong current password given to change it).
    */
   readonly control: string;
   /** The account, in the normal form that keys its budget (src/email.ts). */
   readonly email?: string | null;
   /** The client address key (an IPv6 address is its prefix), for controls keyed by address. */
   readonly address?: string | null;
-  /** The admin who acted (admin-reset). */
+  /** Who acted: the admin (admin-reset, an admin's account change), or the owner on their own account. */
   readonly actorId?: number | null;
 }
 

@@ -171,6 +171,16 @@ function logAccountsAtStart(app: FastifyInstance, config: Config): void {
         `no admin account may sign in: set BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD (at least 12 characters) and start again, or run ${ADD_ADMIN}`,
       );
       break;
+    case 'password-breached':
+      app.log.error(
+        `no admin account may sign in, and BOOTSTRAP_ADMIN_PASSWORD appears in known data breaches (PASSWORD_BREACH_API): no admin was created; choose another password and start again, or run ${ADD_ADMIN}`,
+      );
+      break;
+    case 'password-check-unavailable':
+      app.log.error(
+        `no admin account may sign in, and the breached-password API (PASSWORD_BREACH_API, required) did not answer: no admin was created; start again once it answers, or run ${ADD_ADMIN}`,
+      );
+      break;
     case 'admin-exists':
       break;
   }

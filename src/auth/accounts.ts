@@ -7,7 +7,13 @@ import { SessionsRepository } from '../db/repositories/sessions.ts';
 import { type Account, type Role, type User, UsersRepository } from '../db/repositories/users.ts';
 import { isEmailAddress, normaliseEmail } from '../email.ts';
 import type { SecurityEventType } from '../security-event.ts';
-import { passwordProblem } from './passwords.ts';
+import {
+  hasUnstorableCharacter,
+  PasswordCheckUnavailableError,
+  type PasswordRules,
+  REFUSAL_MESSAGES,
+  UNSTORABLE_PASSWORD,
+} from './password-rules.ts';
 
 /** Where a change came from, as its security event's `control` names it. */
 export type ChangeSource = 'users-cli' | 'bootstrap-admin';
@@ -19,6 +25,8 @@ export interface AccountsOptions {
   readonly source: ChangeSource;
   /** The service's own hash at its configured cost (auth/passwords.ts). */
   readonly hashPassword: (password: string) => Promise<string>;
+  /** The rules every password an account is given meets (auth/password-rules.ts). */
+  readonly rules: PasswordRules;
 }
 
 /** Who made a change and when, as its security events record it. */
@@ -45,10 +53,24 @@ export class AccountError extends Error {
 
 const MAX_NAME_LENGTH = 200;
 
-/** The password's problem as one line for a person (AccountError), or nothing when it may be set. */
-function checkPassword(password: string): void {
-  const problem = passwordProblem(password);
-  if (problem) throw new AccountError(`the password is ${problem.message}`);
+/**
+ * What is wrong with `password` as the password of the account `email`, as one line for a person,
+ * or null: the password rules, the breached-password API's among them (a missing answer when it
+ * is required is a problem too).
+ */
+export async function passwordProblem(
+  rules: PasswordRules,
+  password: string,
+  email: string,
+): Promise<string | null> {
+  if (hasUnstorableCharacter(password)) return `the password is ${UNSTORABLE_PASSWORD}`;
+  try {
+    const refusal = await rules.refusal(password, email);
+    return refusal === null ? null : `the password is refused (${refusal}): ${REFUSAL_MESSAGES[refusal]}`;
+  } catch (error) {
+    if (!(error instanceof PasswordCheckUnavailableError)) throw error;
+    return 'the breached-password check (PASSWORD_BREACH_API) did not answer, and PASSWORD_BREACH_API_REQUIRED is set: nothing was changed';
+  }
 }
 
 /**
@@ -56,8 +78,9 @@ function checkPassword(password: string): void {
  * `context.at` stop counting as known), with a `sessions-ended` and a `devices-forgotten` security
  * event, all on `connection` — run it inside the transaction of the change that calls for it (a
  * password set by `users set-password`, an admin's reset) so the change and the clean-up happen
- * together or not at all. Sessions are rows: deleting them ends them on every instance, which
- * serve a cached session for at most SESSION_CACHE_TTL. Answers how many sessions ended.
+ * together or not at all. Sessions are rows: deleting them announces the account's change, and
+ * every instance drops its cached sessions of it at commit (auth/sessions.ts). Answers how many
+ * sessions ended.
  */
 export async function endSessionsAndForgetDevices(
   connection: Queryable,
@@ -107,7 +130,8 @@ export class Accounts {
       throw new AccountError(`not an email address: ${JSON.stringify(input.email)}`);
     if (!name || name.length > MAX_NAME_LENGTH)
       throw new AccountError(`the name must have 1 to ${MAX_NAME_LENGTH} characters`);
-    checkPassword(input.password);
+    const problem = await passwordProblem(this.options.rules, input.password, input.email);
+    if (problem) throw new AccountError(problem);
     // Hashed before the transaction opens: nothing is held while the hash runs.
     const passwordHash = await this.options.hashPassword(input.password);
     return this.change((connection) =>
@@ -152,12 +176,13 @@ export class Accounts {
    * sessions ended.
    */
   async setPassword(email: string, password: string): Promise<{ user: User; sessionsEnded: number }> {
-    checkPassword(password);
+    const problem = await passwordProblem(this.options.rules, password, email);
+    if (problem) throw new AccountError(problem);
     const passwordHash = await this.options.hashPassword(password);
     return this.change(async (connection) => {
       const users = new UsersRepository(connection);
       const user = await this.find(users, email);
-      await users.updatePasswordHash(user.id, passwordHash);
+      await users.setPassword(user.id, passwordHash);
       await this.event(connection, 'password-set', user);
       const sessionsEnded = await endSessionsAndForgetDevices(connection, user, this.context());
       return { user, sessionsEnded };
@@ -234,7 +259,7 @@ function recordChange(
 }
 
 /** Stores one event of each type about `user`, in one statement on `connection`. */
-function recordEvents(
+export function recordEvents(
   connection: Queryable,
   context: ChangeContext,
   user: User,
@@ -261,7 +286,11 @@ export type BootstrapOutcome =
   /** No admin, but the bootstrap email names another account: nothing was changed. */
   | 'email-taken'
   /** No admin and no BOOTSTRAP_ADMIN_*: the start logs how to make one. */
-  | 'no-admin';
+  | 'no-admin'
+  /** No admin, and the breached-password API lists BOOTSTRAP_ADMIN_PASSWORD: nothing was changed. */
+  | 'password-breached'
+  /** No admin, and the required breached-password API did not answer: nothing was changed. */
+  | 'password-check-unavailable';
 
 /**
  * On a start with no admin that may sign in, creates `admin` (BOOTSTRAP_ADMIN_*) as one. Runs on the
@@ -274,6 +303,13 @@ export async function bootstrapAdmin(
 ): Promise<BootstrapOutcome> {
   if (await new UsersRepository(connection).hasActiveAdmin()) return 'admin-exists';
   if (!admin) return 'no-admin';
+  // The offline rules were checked with the configuration (config.ts); the range API is asked now.
+  try {
+    if ((await options.rules.refusal(admin.password, admin.email)) !== null) return 'password-breached';
+  } catch (error) {
+    if (error instanceof PasswordCheckUnavailableError) return 'password-check-unavailable';
+    throw error;
+  }
   const passwordHash = await options.hashPassword(admin.password);
   const user = await inTransaction(connection, () =>
     createAccount(

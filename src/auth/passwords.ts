@@ -1,43 +1,12 @@
 // Slow salted password hashes (argon2id; older scrypt hashes still verify) and a timing-blind verifier.
 import { argon2, createHmac, randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
 import type { StoredHashCount } from '../db/repositories/users.ts';
-import { MIN_PASSWORD_LENGTH, PASSWORD_MAX_LENGTH, UNSTORABLE_TEXT } from '../limits.ts';
 
 const KEY_LENGTH = 32;
 const SALT_LENGTH = 16;
 /** OWASP's argon2id minimum pairs 19 MiB with two passes; the memory is configurable, the rest is not. */
 const PASSES = 2;
 const PARALLELISM = 1;
-
-/** Why a password cannot be set: the reason, and what to do in words that follow "the password is". */
-export interface PasswordProblem {
-  readonly reason: 'too_short' | 'too_long' | 'unstorable';
-  readonly message: string;
-}
-
-/**
- * What keeps `password` from being set for an account, or null. The one check of every place a
- * password is set (the users command line, BOOTSTRAP_ADMIN_PASSWORD): at least
- * MIN_PASSWORD_LENGTH characters, and nothing the sign-in itself refuses (more than
- * PASSWORD_MAX_LENGTH characters, U+0000, a lone surrogate), since such a password could never be
- * used (docs/rules.md#accounts). Characters are code points, as the sign-in's schema counts them.
- */
-export function passwordProblem(password: string): PasswordProblem | null {
-  const length = [...password].length;
-  if (length < MIN_PASSWORD_LENGTH)
-    return { reason: 'too_short', message: `too short: expected at least ${MIN_PASSWORD_LENGTH} characters` };
-  if (length > PASSWORD_MAX_LENGTH)
-    return {
-      reason: 'too_long',
-      message: `too long: expected at most ${PASSWORD_MAX_LENGTH} characters (the sign-in takes no more)`,
-    };
-  if (UNSTORABLE_TEXT.test(password))
-    return {
-      reason: 'unstorable',
-      message: 'not usable: it contains U+0000 or a lone surrogate, which the sign-in refuses',
-    };
-  return null;
-}
 
 /** Passwords are compared in one Unicode form, so the same password typed on two keyboards matches. */
 const normalise = (password: string) => password.normalize('NFKC');

@@ -77,6 +77,16 @@ export class SecurityEventLog implements SecurityEventSink {
     return this.options.repository.newestFirst(limit, before);
   }
 
+  /** The same, of the events about one account (`email` in its normal form) only. */
+  async newestFirstAbout(
+    email: string,
+    limit: number,
+    before?: SecurityEventPosition,
+  ): Promise<StoredSecurityEvent[]> {
+    await this.flush();
+    return this.options.repository.newestFirstAbout(email, limit, before);
+  }
+
   /** Deletes the events older than the retention; answers how many went. */
   purgeExpired(): Promise<number> {
     return this.options.repository.deleteBefore(this.options.clock.now() - this.options.retentionMs);

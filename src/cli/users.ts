@@ -6,7 +6,15 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { AccountError, Accounts } from '../auth/accounts.ts';
-import { hashPassword, passwordProblem } from '../auth/passwords.ts';
+import {
+  hasUnstorableCharacter,
+  offlineRefusal,
+  PasswordRules,
+  REFUSAL_MESSAGES,
+  UNSTORABLE_PASSWORD,
+} from '../auth/password-rules.ts';
+import { hashPassword } from '../auth/passwords.ts';
+import { generatePassword } from '../auth/temporary-passwords.ts';
 import { systemClock } from '../clock.ts';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { DatabaseUnavailableError } from '../db/availability.ts';
@@ -52,7 +60,7 @@ async function run(argv: readonly string[]): Promise<number> {
   if (!Object.hasOwn(OPTIONS, command))
     throw new UsageError(`unknown command "${command}": expected one of ${Object.keys(OPTIONS).join(', ')}`);
   const options = parseOptions(command as Command, rest);
-  const password = await passwordFor(command as Command);
+  const password = await passwordFor(command as Command, options.email ?? '');
 
   // The command line signs nothing: without SESSION_SECRET (required in production) any will do.
   const config = loadConfig({
@@ -67,10 +75,18 @@ async function run(argv: readonly string[]): Promise<number> {
       instance: config.instanceId,
       source: 'users-cli',
       hashPassword: (plain) => hashPassword(plain, config.passwordHashCost),
+      rules: new PasswordRules({
+        breachApi: config.passwordBreachApi.url,
+        breachApiRequired: config.passwordBreachApi.required,
+        onBreachApiTrouble: (error) =>
+          console.error(
+            `users: warning: the breached-password API did not answer (${(error as Error).message}): the password was let through`,
+          ),
+      }),
     });
     switch (command as Command) {
       case 'add': {
-        const generated = password === null ? randomBytes(15).toString('base64url') : null; // 120 bits
+        const generated = password === null ? generatePassword() : null;
         const user = await accounts.add({
           email: options.email!,
           name: options.name!,
@@ -205,7 +221,7 @@ function parseOptions(
  * The password a command takes, from standard input: `add` generates one when none comes (a
  * terminal, or empty input); `set-password` asks a terminal without echo, and needs one.
  */
-async function passwordFor(command: Command): Promise<string | null> {
+async function passwordFor(command: Command, email: string): Promise<string | null> {
   if (command !== 'add' && command !== 'set-password') return null;
   const given = process.stdin.isTTY
     ? command === 'add'
@@ -217,8 +233,11 @@ async function passwordFor(command: Command): Promise<string | null> {
     if (command === 'add') return null;
     throw new UsageError('set-password: give the new password on standard input');
   }
-  const problem = passwordProblem(password);
-  if (problem) throw new UsageError(`the password is ${problem.message}`);
+  // The password rules that need no network, before the database is opened (the breached-password
+  // API, when configured, is asked by the change itself).
+  if (hasUnstorableCharacter(password)) throw new UsageError(`the password is ${UNSTORABLE_PASSWORD}`);
+  const refusal = offlineRefusal(password, email);
+  if (refusal) throw new UsageError(`the password is refused (${refusal}): ${REFUSAL_MESSAGES[refusal]}`);
   return password;
 }
 

@@ -4,14 +4,20 @@ import { ApiError } from './api-error.ts';
 import type { CookieJar } from './cookie-jar.ts';
 import { parseRateLimit, parseRetryAfter, type RateLimitState } from './rate-limit-headers.ts';
 import type {
+  AccountEdit,
+  AdminUser,
   BulkReassignResult,
   Client,
   ControlReport,
+  CreatedUser,
+  Device,
   LoginLock,
   LoginPressure,
   Passkey,
+  Role,
   SecurityEventPage,
   SecurityEventQuery,
+  Session,
   Task,
   TaskFilters,
   TaskPage,
@@ -348,6 +354,91 @@ export class ApiClient {
   async removeUserPasskey(userId: number, passkeyId: number, options?: CallOptions): Promise<void> {
     const path = `/api/admin/users/${userId}/passkeys/${passkeyId}`;
     await this.send<void>({ method: 'DELETE', path, options });
+  }
+
+  /**
+   * Changes the signed-in user's password (docs/rules.md#accounts), a temporary one included. The
+   * session rotates (the new CSRF token is kept), every other session ends and every known device
+   * but this browser is forgotten. Throws 422 CURRENT_PASSWORD_INVALID, 422 PASSWORD_REFUSED (its
+   * `body.reason`, a PasswordRefusalReason), 429 LOGIN_RATE_LIMIT, 503 PASSWORD_CHECK_UNAVAILABLE.
+   */
+  async changePassword(currentPassword: string, newPassword: string, options?: CallOptions): Promise<void> {
+    const { data } = await this.send<{ csrfToken: string }>({
+      method: 'POST',
+      path: '/api/auth/password',
+      body: { currentPassword, newPassword },
+      options,
+    });
+    this.token = data.csrfToken;
+  }
+
+  /** Where the signed-in user is signed in, the most recently used session first (`current` marks this one). */
+  async sessions(options?: CallOptions): Promise<Session[]> {
+    return (await this.send<{ sessions: Session[] }>({ method: 'GET', path: '/api/auth/sessions', options }))
+      .data.sessions;
+  }
+
+  /** Ends one of the user's sessions on every instance; ending the current one signs out. 404 NOT_FOUND if it ended already. */
+  async endSession(id: string, options?: CallOptions): Promise<void> {
+    const path = `/api/auth/sessions/${encodeURIComponent(id)}`;
+    await this.send<void>({ method: 'DELETE', path, options });
+  }
+
+  /** Ends every session of the user but this one; answers how many ended. */
+  async endOtherSessions(options?: CallOptions): Promise<number> {
+    const path = '/api/auth/sessions/end-others';
+    return (await this.send<{ ended: number }>({ method: 'POST', path, options })).data.ended;
+  }
+
+  /** The user's known devices, the most recently used first. */
+  async devices(options?: CallOptions): Promise<Device[]> {
+    return (await this.send<{ devices: Device[] }>({ method: 'GET', path: '/api/auth/devices', options }))
+      .data.devices;
+  }
+
+  /** Forgets one of the user's known devices: that browser signs in as an unknown one from now on. */
+  async forgetDevice(id: number, options?: CallOptions): Promise<void> {
+    await this.send<void>({ method: 'DELETE', path: `/api/auth/devices/${encodeURIComponent(id)}`, options });
+  }
+
+  /** One page (50) of the signed-in user's own security events, newest first; pass `nextCursor` as `cursor`. */
+  async accountEvents(
+    query: { readonly cursor?: string } = {},
+    options?: CallOptions,
+  ): Promise<SecurityEventPage> {
+    const path = '/api/auth/security-events';
+    return (
+      await this.send<SecurityEventPage>({ method: 'GET', path, query: { cursor: query.cursor }, options })
+    ).data;
+  }
+
+  /** Admins: every account, by id. */
+  async users(options?: CallOptions): Promise<AdminUser[]> {
+    return (await this.send<{ users: AdminUser[] }>({ method: 'GET', path: '/api/admin/users', options }))
+      .data.users;
+  }
+
+  /** Admins: adds an account; its temporary password is in the answer, this once. 409 EMAIL_TAKEN. */
+  async createUser(
+    account: { readonly email: string; readonly name: string; readonly role: Role },
+    options?: CallOptions,
+  ): Promise<CreatedUser> {
+    return (
+      await this.send<CreatedUser>({ method: 'POST', path: '/api/admin/users', body: account, options })
+    ).data;
+  }
+
+  /** Admins: renames, changes the role, disables or enables an account. 422 LAST_ADMIN, 404 NOT_FOUND. */
+  async updateUser(id: number, edit: AccountEdit, options?: CallOptions): Promise<AdminUser> {
+    const path = `/api/admin/users/${encodeURIComponent(id)}`;
+    return (await this.send<{ user: AdminUser }>({ method: 'PATCH', path, body: edit, options })).data.user;
+  }
+
+  /** Admins: a new temporary password for the account (answered this once); its sessions and devices end. */
+  async resetUserPassword(id: number, options?: CallOptions): Promise<string> {
+    const path = `/api/admin/users/${encodeURIComponent(id)}/password-reset`;
+    return (await this.send<{ temporaryPassword: string }>({ method: 'POST', path, options })).data
+      .temporaryPassword;
   }
 
   /** Admins: one page of security events, newest first; pass `nextCursor` as `cursor` for older ones. */

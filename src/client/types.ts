@@ -11,6 +11,8 @@ export interface User {
   readonly email: string;
   readonly name: string;
   readonly role: Role;
+  /** True while the account signs in with a temporary password: every route but me, the password change, logout and the CSRF token answers 403 PASSWORD_CHANGE_REQUIRED. */
+  readonly mustChangePassword: boolean;
 }
 
 export interface Task {
@@ -117,6 +119,16 @@ export const SECURITY_EVENT_TYPES = [
   'passkey-counter-refused',
   'sessions-ended',
   'devices-forgotten',
+  'signed-in',
+  'signed-in-new-device',
+  'sign-in-failed',
+  'password-changed',
+  'password-reset',
+  'session-ended',
+  'other-sessions-ended',
+  'device-forgotten',
+  'account-renamed',
+  'account-role-changed',
 ] as const;
 
 export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];
@@ -194,3 +206,62 @@ export const PASSKEY_NAME_MAX = 64;
  * server and the browser's API (or @simplewebauthn/browser) without reading them.
  */
 export type WebAuthnJSON = Readonly<Record<string, unknown>>;
+
+/** Why a new password was refused: the `reason` of 422 PASSWORD_REFUSED (the server's PASSWORD_REFUSALS). */
+export const PASSWORD_REFUSAL_REASONS = [
+  'too_short',
+  'too_long',
+  'contains_email',
+  'common',
+  'breached',
+] as const;
+export type PasswordRefusalReason = (typeof PASSWORD_REFUSAL_REASONS)[number];
+
+/** The shortest and longest password the server takes (the server's MIN/MAX_PASSWORD_LENGTH). */
+export const MIN_PASSWORD_LENGTH = 12;
+export const MAX_PASSWORD_LENGTH = 128;
+
+/** One of the signed-in user's sessions (GET /api/auth/sessions). */
+export interface Session {
+  /** Its public id: not its cookie, and nothing a cookie can be made from. */
+  readonly id: string;
+  /** True for the session of the call that listed it. */
+  readonly current: boolean;
+  /** ISO-8601, UTC. */
+  readonly createdAt: string;
+  /** Its last use; up to a minute behind. */
+  readonly lastSeenAt: string;
+  readonly userAgent: string | null;
+}
+
+/** One of the signed-in user's known devices (GET /api/auth/devices): a browser they signed in from. */
+export interface Device {
+  readonly id: number;
+  /** The first sign-in from it (ISO-8601, UTC). */
+  readonly createdAt: string;
+  /** The last sign-in from it. */
+  readonly lastUsedAt: string;
+  readonly userAgent: string | null;
+}
+
+/** An account as an admin sees it (GET /api/admin/users). */
+export interface AdminUser extends User {
+  readonly disabled: boolean;
+  /** ISO-8601, UTC. */
+  readonly createdAt: string;
+  /** The last sign-in, or null for never. */
+  readonly lastSignInAt: string | null;
+}
+
+/** What an admin may change of an account (PATCH /api/admin/users/:id): any of these. */
+export interface AccountEdit {
+  readonly name?: string;
+  readonly role?: Role;
+  readonly disabled?: boolean;
+}
+
+/** A new account and its temporary password, shown this once. */
+export interface CreatedUser {
+  readonly user: AdminUser;
+  readonly temporaryPassword: string;
+}

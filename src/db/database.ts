@@ -27,12 +27,27 @@ export interface Database extends Queryable {
   /** Runs `work` on one dedicated connection (for session-level advisory locks). */
   withConnection<T>(work: (connection: Queryable) => Promise<T>): Promise<T>;
   /**
+   * Hears what any process announces on `channel` (`pg_notify`, delivered at commit) for as long as
+   * it listens, and tells `listener.state` whether it hears them: a PostgreSQL server has a
+   * connection of its own for it, opened again whenever it breaks; what was announced while it was
+   * broken is lost, which `state(false)` says. The embedded database belongs to one process (its
+   * directory is locked), so everything announced comes from that process: it reports `state(true)`
+   * and nothing else. Resolves once the first try to listen has ended, heard or not.
+   */
+  listen(channel: string, listener: ChannelListener): Promise<{ close(): Promise<void> }>;
+  /**
    * Runs `work` inside BEGIN … COMMIT on a connection of its own; any throw rolls back. On the
    * embedded database, whose one session every query shares, no other query runs until it ends
    * (PGlite's own `transaction`), so nothing of another request lands inside it.
    */
   transaction<T>(work: (connection: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+}
+
+export interface ChannelListener {
+  message(payload: string): void;
+  /** True once listening, false when the listening connection broke (announcements may be lost until true again). */
+  state(listening: boolean): void;
 }
 
 /**
@@ -154,6 +169,10 @@ function wrapPglite(db: PGlite, release: () => Promise<void> = async () => {}): 
     availability: new Availability(),
     query,
     withConnection,
+    async listen(_channel, listener) {
+      listener.state(true);
+      return { close: async () => {} };
+    },
     transaction: (work) =>
       db.transaction((tx) =>
         work({
@@ -243,7 +262,78 @@ function openPostgres(url: string, statementTimeoutMs: number): Database {
     availability,
     query: run(pool),
     withConnection,
+    listen: (channel, listener) => listenOn(url, statementTimeoutMs, channel, listener),
     transaction: (work) => withConnection((connection) => inTransaction(connection, () => work(connection))),
     close: () => pool.end(),
+  };
+}
+
+/** How long a broken listening connection waits before it is opened again. */
+const LISTEN_RETRY_MS = 1000;
+
+/**
+ * LISTEN on a connection of its own (a pooled one would be handed to queries), opened again
+ * LISTEN_RETRY_MS after it breaks or fails to open, on an unref'd timer, until closed.
+ */
+async function listenOn(
+  url: string,
+  timeoutMs: number,
+  channel: string,
+  listener: ChannelListener,
+): Promise<{ close(): Promise<void> }> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`not a channel name: ${channel}`);
+  let client: pg.Client | null = null;
+  let retry: NodeJS.Timeout | null = null;
+  let closed = false;
+  const again = () => {
+    if (closed || retry) return;
+    retry = setTimeout(() => {
+      retry = null;
+      void open();
+    }, LISTEN_RETRY_MS);
+    retry.unref();
+  };
+  const open = async (): Promise<void> => {
+    const connection = new pg.Client({
+      connectionString: url,
+      keepAlive: true,
+      connectionTimeoutMillis: timeoutMs,
+    });
+    connection.on('notification', (note) => {
+      if (note.channel === channel) listener.message(note.payload ?? '');
+    });
+    // An error is followed by 'end'; without a listener it would crash the process.
+    connection.on('error', () => {});
+    connection.on('end', () => {
+      if (client !== connection) return;
+      client = null;
+      listener.state(false);
+      again();
+    });
+    try {
+      await connection.connect();
+      await connection.query(`LISTEN ${channel}`);
+    } catch {
+      connection.end().catch(() => {});
+      again();
+      return;
+    }
+    if (closed) {
+      await connection.end().catch(() => {});
+      return;
+    }
+    client = connection;
+    listener.state(true);
+  };
+  listener.state(false);
+  await open();
+  return {
+    async close() {
+      closed = true;
+      if (retry) clearTimeout(retry);
+      const connection = client;
+      client = null;
+      await connection?.end().catch(() => {});
+    },
   };
 }

@@ -1,6 +1,7 @@
 // What the OpenAPI document says a route answers: worked out once from its rate-limit plan, its access and its schemas.
 import { STATUS_CODES } from 'node:http';
 import type { FastifySchema, RouteOptions } from 'fastify';
+import { PASSWORD_REFUSALS } from '../auth/password-rules.ts';
 import { ERRORS, type ErrorCode } from '../errors.ts';
 import { BULK_MAX_TASKS, IDEMPOTENCY_KEY_MAX_LENGTH, PASSKEYS_MAX } from '../limits.ts';
 import { CONTROLS, type ControlName, planForRoute, type RoutePlan } from '../rate-limit/policy.ts';
@@ -128,6 +129,16 @@ const DETAILS: Partial<Record<ErrorCode, { properties: Record<string, unknown>; 
     },
     required: ['max'],
   },
+  PASSWORD_REFUSED: {
+    properties: {
+      reason: {
+        type: 'string',
+        enum: PASSWORD_REFUSALS,
+        description: 'Why: too short or too long, the email in it, a common password, or one a breach lists.',
+      },
+    },
+    required: ['reason'],
+  },
   IDEMPOTENCY_KEY_IN_FLIGHT: {
     properties: {
       retryAfter: {
@@ -203,7 +214,7 @@ function controlsOf(plan: RoutePlan): readonly ControlName[] {
     case 'login':
       return [...new Set([...plan.unknownDevice, ...plan.knownDevice])];
     case 'generic':
-      return [plan.authenticated, plan.unauthenticated];
+      return [plan.authenticated, plan.unauthenticated, ...(plan.passwordFailures?.unknownDevice ?? [])];
   }
 }
 
@@ -292,7 +303,10 @@ export function routeCodes(shape: RouteShape, plan: RoutePlan): ErrorCode[] {
     codes.add('VALIDATION_ERROR');
     if (isApi(shape.url)) codes.add('CSRF_INVALID');
   }
-  if (shape.access !== 'public') codes.add('UNAUTHENTICATED');
+  if (signedIn(shape.access)) codes.add('UNAUTHENTICATED');
+  // A session whose temporary password is still to change reaches only `signed-in` and `anyone` routes.
+  if (shape.access === 'user' || shape.access === 'admin' || (shape.access === 'public' && isApi(shape.url)))
+    codes.add('PASSWORD_CHANGE_REQUIRED');
   if (shape.access === 'admin') codes.add('FORBIDDEN');
   const { body, querystring, params } = shape.schema as Record<string, unknown>;
   if (body || querystring || params) codes.add('VALIDATION_ERROR');
@@ -310,7 +324,7 @@ export function routeCodes(shape: RouteShape, plan: RoutePlan): ErrorCode[] {
 /** Who a route asks to prove what: the session cookie, the CSRF header and the cookie behind it. */
 export function routeSecurity(shape: RouteShape): SecurityRequirement[] {
   const csrf = UNSAFE.has(shape.method) && isApi(shape.url);
-  if (shape.access !== 'public') return [csrf ? { session: [], csrfToken: [] } : { session: [] }];
+  if (signedIn(shape.access)) return [csrf ? { session: [], csrfToken: [] } : { session: [] }];
   // Signed out, the token is bound to the pre-session cookie (the login itself needs no session).
   if (csrf) return [{ csrfToken: [], csrfCookie: [] }];
   // Anyone; a session, when there is one, changes what the answer is about.
@@ -386,6 +400,11 @@ const STATUS_DESCRIPTIONS: Readonly<Record<number, string>> = {
 
 function describeStatus(status: number): string {
   return STATUS_DESCRIPTIONS[status] ?? STATUS_CODES[status] ?? `Status ${status}`;
+}
+
+/** Whether the access level needs a signed-in caller. */
+function signedIn(access: Access): boolean {
+  return access === 'signed-in' || access === 'user' || access === 'admin';
 }
 
 function isApi(url: string): boolean {

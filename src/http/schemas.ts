@@ -5,13 +5,19 @@ import { ERRORS, type ErrorCode } from '../errors.ts';
 export const userSchema = {
   $id: 'User',
   type: 'object',
-  required: ['id', 'email', 'name', 'role'],
+  required: ['id', 'email', 'name', 'role', 'mustChangePassword'],
   additionalProperties: false,
   properties: {
     id: { type: 'integer' },
     email: { type: 'string' },
     name: { type: 'string' },
     role: { type: 'string', enum: ['employee', 'admin'] },
+    mustChangePassword: {
+      type: 'boolean',
+      description:
+        'True while the account signs in with a temporary password: until it is changed (POST /api/auth/password), ' +
+        'every route but GET /api/auth/me, POST /api/auth/password, POST /api/auth/logout and GET /api/csrf-token answers 403 PASSWORD_CHANGE_REQUIRED.',
+    },
   },
 } as const;
 

@@ -1,6 +1,7 @@
 // What route handlers work with, built once by app.ts and passed to each route plugin.
 import type { DeviceCookies } from '../auth/devices.ts';
 import type { PasskeyCeremonies } from '../auth/passkeys.ts';
+import type { PasswordRules } from '../auth/password-rules.ts';
 import type { PasswordChecker } from '../auth/passwords.ts';
 import type { SecurityEventLog } from '../auth/security-event-log.ts';
 import type { SessionService } from '../auth/sessions.ts';
@@ -27,6 +28,8 @@ export interface Services {
   readonly clients: ClientsRepository;
   readonly sessions: SessionService;
   readonly passwords: PasswordChecker;
+  /** The rules every new password meets (length, email, the common list, the breach API). */
+  readonly passwordRules: PasswordRules;
   /**
    * The login defence (src/login/): the gate, its pressure, proved work and both sign-ins' failure
    * flows; the sign-in routes run their attempts over it and declare its hooks.

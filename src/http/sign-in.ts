@@ -1,7 +1,9 @@
 // What every successful sign-in answers (password or passkey): a new session, a device cookie, the user and CSRF token.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DEVICE_COOKIE, DEVICE_COOKIE_PATH } from '../auth/devices.ts';
+import { writeSignIn } from '../db/repositories/sign-ins.ts';
 import type { User } from '../db/repositories/users.ts';
+import { normaliseEmail } from '../email.ts';
 import { servedOverHttps } from './origin.ts';
 import { cookieOptions } from './plugins/csrf.ts';
 import { SESSION_COOKIE } from './plugins/session.ts';
@@ -25,25 +27,41 @@ export const signedInResponse = {
 
 /**
  * Signs `user` in on this reply: a new session id at every sign-in (a session id planted before
- * it is worthless after it), a fresh device cookie (docs/rules.md#known-devices), and the body with the CSRF
- * token bound to the new session.
+ * it is worthless after it), a fresh device cookie (docs/rules.md#known-devices), and the body with
+ * the CSRF token bound to the new session. The session, the browser's known-device row, the
+ * account's last sign-in and the `signed-in` security event are one statement (writeSignIn).
  */
 export async function signIn(
   app: FastifyInstance,
-  { sessions, devices, config }: Pick<Services, 'sessions' | 'devices' | 'config'>,
+  { sessions, devices, config, db }: Pick<Services, 'sessions' | 'devices' | 'config' | 'db'>,
   request: FastifyRequest,
   reply: FastifyReply,
   user: User,
+  how: 'password' | 'passkey',
 ): Promise<{ user: User; csrfToken: string }> {
   const previous = request.cookies[SESSION_COOKIE];
   if (previous) await sessions.destroy(previous);
-  const session = await sessions.create(user.id);
+  const session = sessions.mint(user.id, request.headers['user-agent']);
+  const device = devices.issue(user.id);
+  // This browser's cookie for this very account renews its known-device row: the same Device.
+  const presented = devices.read(request.cookies[DEVICE_COOKIE]);
+  await writeSignIn(db, {
+    session: session.row,
+    deviceId: device.claim.deviceId,
+    previousDeviceId: presented?.userId === user.id ? presented.deviceId : null,
+    event: {
+      control: how,
+      email: normaliseEmail(user.email),
+      address: request.caller.ipKey(),
+      instance: config.instanceId,
+    },
+  });
   reply.setCookie(SESSION_COOKIE, session.cookie, {
     ...cookieOptions(request, config),
     maxAge: session.maxAgeSeconds,
   });
   // Only /api/auth ever receives the device cookie.
-  reply.setCookie(DEVICE_COOKIE, devices.issue(user.id).value, {
+  reply.setCookie(DEVICE_COOKIE, device.value, {
     path: DEVICE_COOKIE_PATH,
     httpOnly: true,
     sameSite: 'strict',

@@ -1,9 +1,16 @@
 // A password sign-in from what the request brought to its outcome: the device, proved work, the gate, the failure budgets, the check.
 import { DeviceCookies } from '../auth/devices.ts';
 import type { PasswordChecker } from '../auth/passwords.ts';
-import { accountMaySignIn, type Credentials, type UsersRepository } from '../db/repositories/users.ts';
+import type { Clock } from '../clock.ts';
+import {
+  accountMaySignIn,
+  type Credentials,
+  passwordUsable,
+  type UsersRepository,
+} from '../db/repositories/users.ts';
 import { normaliseEmail } from '../email.ts';
 import type { Caller } from '../rate-limit/policy.ts';
+import type { SecurityEventSink } from '../security-event.ts';
 import type { LoginFlow, LoginReservation } from './login-flow.ts';
 import type { GatePlace, LoginGate, Ticket } from './login-gate.ts';
 import type { LoginOutcome, WorkChallenge } from './outcome.ts';
@@ -30,6 +37,10 @@ export interface PasswordLoginServices {
   readonly accounts: Pick<UsersRepository, 'findCredentials' | 'updatePasswordHash'>;
   readonly passwords: Pick<PasswordChecker, 'check' | 'needsRehash' | 'rehash'>;
   readonly devices: Pick<DeviceCookies, 'read'>;
+  /** Accounts (docs/rules.md#accounts): where a failure against an existing account is recorded. */
+  readonly events: SecurityEventSink;
+  /** Accounts: the time a temporary password is judged expired at. */
+  readonly clock: Clock;
 }
 
 /** What the attempt's slot at the gate ended with. */
@@ -39,6 +50,8 @@ type OnSlot =
   | {
       readonly kind: 'checked';
       readonly reservation: LoginReservation;
+      /** The account the email names, if any, whatever the check found. */
+      readonly credentials: Credentials | null;
       /** The account, when the password matched one that may sign in. */
       readonly account: Credentials | null;
       /** A new hash of the password at today's cost, when the stored one was made at another. */
@@ -83,9 +96,10 @@ export async function attemptLogin(
   const { gate, accounts, devices } = services;
   const { email } = attempt;
   const claim = devices.read(attempt.deviceCookie);
-  const looked = claim === null ? null : await accounts.findCredentials(email);
+  // Accounts: a cookie is known only while its device row stands (its owner may forget it).
+  const looked = claim === null ? null : await accounts.findCredentials(email, claim.deviceId);
   const known =
-    looked !== null && DeviceCookies.knownFor(claim, looked.user.id, looked.devicesValidAfter)
+    looked?.deviceKnown === true && DeviceCookies.knownFor(claim, looked.user.id, looked.devicesValidAfter)
       ? { account: looked, deviceId: claim!.deviceId }
       : null;
   const place: GatePlace = known
@@ -107,6 +121,14 @@ export async function attemptLogin(
       return busy(services, email, slot.retryAfter);
     case 'checked': {
       await slot.reservation.settle(slot.account !== null);
+      // Accounts: a failure against an existing account is in its owner's security events.
+      if (slot.account === null && slot.credentials !== null)
+        services.events.record({
+          type: 'sign-in-failed',
+          control: 'password',
+          email: normaliseEmail(slot.credentials.user.email),
+          address: attempt.caller.ipKey(),
+        });
       if (slot.account === null) return INVALID;
       if (slot.rehashed !== null) await accounts.updatePasswordHash(slot.account.user.id, slot.rehashed);
       return { kind: 'signed-in', user: slot.account.user };
@@ -129,7 +151,7 @@ async function onSlot<T>(ticket: Ticket, use: (ticket: Ticket) => Promise<T>): P
 
 /** Steps 4 to 6: the reservation while the attempt waits, its turn, the checks on its slot. */
 async function check(
-  { accounts, flow, passwords }: PasswordLoginServices,
+  { accounts, flow, passwords, clock }: PasswordLoginServices,
   { email, password, caller }: PasswordAttempt,
   ticket: Ticket,
   looked: Credentials | null,
@@ -149,14 +171,21 @@ async function check(
   );
   // A disabled account is refused after the same check, and counted as the same failure: its
   // answer tells nothing a wrong password would not.
-  const account = matches && credentials !== null && accountMaySignIn(credentials) ? credentials : null;
+  // Accounts: a temporary password past its 7 days signs in as a wrong one would, after the same check.
+  const account =
+    matches &&
+    credentials !== null &&
+    accountMaySignIn(credentials) &&
+    passwordUsable(credentials, clock.now())
+      ? credentials
+      : null;
   // Hashes made at an older cost are redone now, on the same slot: a wrong password for such an
   // account would otherwise answer faster than an unknown email (checked at today's cost).
   const rehashed =
     account !== null && passwords.needsRehash(account.passwordHash)
       ? await ticket.run(() => passwords.rehash(password))
       : null;
-  return { kind: 'checked', reservation, account, rehashed };
+  return { kind: 'checked', reservation, credentials, account, rehashed };
 }
 
 /** LOGIN_BUSY for a shared-lane attempt: under pressure with a challenge for its email (docs/rules.md#proved-work). */

@@ -74,6 +74,14 @@ export async function attemptPasskeyLogin(
     throw error;
   }
   await reservation.settle(ok);
+  // Accounts (docs/rules.md#accounts): a failure against an existing account is in its owner's events.
+  if (!ok && stored !== null)
+    services.events.record({
+      type: 'sign-in-failed',
+      control: 'passkey',
+      email: normaliseEmail(stored.user.email),
+      address: caller.ipKey(),
+    });
   return ok && stored ? { kind: 'signed-in', user: stored.user } : { kind: 'invalid' };
 }
 

@@ -1,7 +1,7 @@
 // The login defence, built once by app.ts: the gate and its pressure, proved work, both sign-ins' failure flows; what the login routes and metrics get.
 import type { Clock } from '../clock.ts';
 import type { RateLimitEngine } from '../rate-limit/engine.ts';
-import { LOGIN_PLANS } from '../rate-limit/policy.ts';
+import { LOGIN_PLANS, PASSWORD_CHANGE_FAILURES } from '../rate-limit/policy.ts';
 import type { SecurityEventSink } from '../security-event.ts';
 import type { PasswordLoginServices } from './attempt-login.ts';
 import type { PasskeyLoginServices } from './attempt-passkey-login.ts';
@@ -9,6 +9,7 @@ import { LoginFlow } from './login-flow.ts';
 import { type GateState, LoginGate, type LoginGateObserver } from './login-gate.ts';
 import { LoginPressure } from './login-pressure.ts';
 import { type LoginPressureReport, pressureReport } from './pressure-report.ts';
+import type { PasswordRecheckServices } from './recheck-password.ts';
 import { type OnceClaims, WorkChallenges, type WorkRefusal } from './work-challenges.ts';
 
 /** How often the end of a login-pressure episode is looked for when nothing else asks. */
@@ -30,7 +31,7 @@ export interface LoginOptions {
   readonly claims: OnceClaims;
   /** Where locks, pressure episodes and cloned passkeys are recorded. */
   readonly events: SecurityEventSink;
-  readonly accounts: PasswordLoginServices['accounts'];
+  readonly accounts: PasswordLoginServices['accounts'] & PasswordRecheckServices['accounts'];
   readonly passwords: PasswordLoginServices['passwords'];
   readonly devices: PasswordLoginServices['devices'];
   readonly passkeys: PasskeyLoginServices['passkeys'];
@@ -65,6 +66,8 @@ export class Login implements LoginWatch {
   readonly password: PasswordLoginServices;
   /** What a passkey sign-in runs over (attemptPasskeyLogin). */
   readonly passkey: PasskeyLoginServices;
+  /** What the password change's check of the current password runs over (recheckPassword). */
+  readonly passwordChange: PasswordRecheckServices;
   private readonly instance: string;
   private readonly maxWaitMs: number;
   private readonly pressurePoll: ReturnType<typeof setInterval>;
@@ -87,11 +90,22 @@ export class Login implements LoginWatch {
       accounts: options.accounts,
       passwords: options.passwords,
       devices,
+      events,
+      clock,
     };
     this.passkey = {
       flow: new LoginFlow({ engine, plan: LOGIN_PLANS.passkey, events, mayBeKnownDevice }),
       passkeys: options.passkeys,
       ceremonies: options.ceremonies,
+      events,
+      clock,
+    };
+    this.passwordChange = {
+      gate: this.gate,
+      // A signed-in caller: no device cookie makes its check a known device's (the plan has none).
+      flow: new LoginFlow({ engine, plan: PASSWORD_CHANGE_FAILURES, events, mayBeKnownDevice: () => false }),
+      accounts: options.accounts,
+      passwords: options.passwords,
       events,
       clock,
     };

@@ -229,7 +229,20 @@ export type RoutePlan =
       readonly failuresAlsoCount?: readonly ControlName[];
     }
   | { readonly kind: 'exempt' }
-  | { readonly kind: 'generic'; readonly authenticated: ControlName; readonly unauthenticated: ControlName };
+  | {
+      readonly kind: 'generic';
+      readonly authenticated: ControlName;
+      readonly unauthenticated: ControlName;
+      /**
+       * A route that also checks a password besides (the password change): its failures count
+       * under these controls as a failed login's would, before the check and after it (the route
+       * runs them with a LoginFlow of this plan).
+       */
+      readonly passwordFailures?: {
+        readonly unknownDevice: readonly ControlName[];
+        readonly knownDevice: readonly ControlName[];
+      };
+    };
 
 export const ROUTE_PLANS: Readonly<Record<string, RoutePlan>> = {
   'PATCH /api/employee/tasks/bulk': { kind: 'controls', controls: ['task-bulk'], repeats: 'free' },
@@ -246,6 +259,15 @@ export const ROUTE_PLANS: Readonly<Record<string, RoutePlan>> = {
   // a wrong password's, by address and, when the credential names one, against the account's
   // password sign-ins; but only the address refuses it: a passkey cannot be guessed, so others'
   // wrong passwords must not lock it. A device cookie changes nothing: there is no password to guess.
+  // Accounts (docs/rules.md#accounts): changing a password re-checks the current one, so a wrong one
+  // is a failed login of the account and the address, and a locked one is refused before the check.
+  // A device cookie changes nothing: the caller is signed in already, and the check is a guess all the same.
+  'POST /api/auth/password': {
+    kind: 'generic',
+    authenticated: 'api-authenticated',
+    unauthenticated: 'api-unauthenticated',
+    passwordFailures: { unknownDevice: ['login-ip', 'login-account'], knownDevice: [] },
+  },
   'POST /api/auth/passkey/login': {
     kind: 'login',
     unknownDevice: ['login-ip'],
@@ -268,6 +290,19 @@ export const LOGIN_PLANS: { readonly password: LoginPlan; readonly passkey: Logi
   password: loginPlanOf('POST /api/auth/login'),
   passkey: loginPlanOf('POST /api/auth/passkey/login'),
 };
+
+/**
+ * The failure controls of the password change's current-password check (docs/rules.md#accounts):
+ * the route's generic plan carries them, the login layer applies them.
+ */
+export const PASSWORD_CHANGE_FAILURES: NonNullable<
+  Extract<RoutePlan, { readonly kind: 'generic' }>['passwordFailures']
+> = (() => {
+  const plan = ROUTE_PLANS['POST /api/auth/password'];
+  if (plan?.kind !== 'generic' || !plan.passwordFailures)
+    throw new Error('the password change has no failure plan');
+  return plan.passwordFailures;
+})();
 
 /** Every other route under /api, including paths that match no route (404s). */
 export const API_DEFAULT_PLAN: RoutePlan = {

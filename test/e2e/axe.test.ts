@@ -1,4 +1,4 @@
-// axe-core over every view of the portal (Sign in, Tasks, Admin, Account) in Chromium, at 1280 and 375 px: any WCAG 2.0–2.2 A/AA or best-practice violation fails.
+// axe-core over every view of the portal (Sign in, Tasks, Admin, People, Account, Choose a new password) in Chromium, at 1280 and 375 px: any WCAG 2.0–2.2 A/AA or best-practice violation fails.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
@@ -71,7 +71,44 @@ describe('axe over every view', { skip: skipWithoutChromium() }, () => {
       await page.getByRole('link', { name: 'Account' }).click();
       await page.getByRole('heading', { name: 'Account', level: 1 }).waitFor();
       await page.getByRole('heading', { name: 'Passkeys' }).waitFor();
+      await page.locator('#sessions li').first().waitFor();
       await assertNoViolations(page, 'Account');
+    });
+
+    it(`finds nothing on People (a temporary password, a row's form open), Account (a refused password) and Choose a new password at ${viewport.width} px`, {
+      timeout: 180_000,
+    }, async (t) => {
+      const base = await startPortal(t);
+      const page = await openBrowser(t, viewport);
+      await page.goto(`${base}/#people`);
+      await submitLogin(page, 'admin@example.com', DEMO_PASSWORD);
+      await page.locator('#people tr[data-person]').first().waitFor();
+      await assertNoViolations(page, 'People');
+      await page.getByLabel('Email', { exact: true }).fill('grace@example.com');
+      await page.getByLabel('Name', { exact: true }).fill('Grace Hopper');
+      await page.getByRole('button', { name: 'Add person' }).click();
+      await page.locator('#temporary-password').waitFor();
+      const temporary = await page.getByLabel('Temporary password for grace@example.com').inputValue();
+      await page.getByRole('button', { name: 'Edit bob@example.com' }).click();
+      await assertNoViolations(page, 'People, a temporary password shown and a form open');
+      await page.getByRole('button', { name: 'Passkeys of bob@example.com' }).click();
+      await page.getByText('Bob Nguyen has no passkeys.').waitFor();
+      await page.getByRole('button', { name: 'Reset password of carol@example.com' }).click();
+      await assertNoViolations(page, 'People, passkeys listed and a reset to confirm');
+
+      await page.getByRole('link', { name: 'Account' }).click();
+      await page.locator('#sessions li').first().waitFor();
+      await page.getByLabel('Current password', { exact: true }).fill('not-the-password');
+      await page.getByLabel('New password', { exact: true }).fill('violet tram orbit 92');
+      await page.getByLabel('New password again', { exact: true }).fill('violet tram orbit 93');
+      await page.getByRole('button', { name: 'Change password' }).click();
+      await page.locator('#new-password-again-problem', { hasText: 'not the same' }).waitFor();
+      await assertNoViolations(page, 'Account, a refused password');
+
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await submitLogin(page, 'grace@example.com', temporary);
+      await page.getByRole('heading', { name: 'Choose a new password' }).waitFor();
+      await assertNoViolations(page, 'Choose a new password');
     });
   }
 });

@@ -58,6 +58,9 @@ describe('the portal from the keyboard', { skip: skipWithoutChromium() }, () => 
     await page.getByRole('link', { name: 'Admin' }).click();
     await page.getByRole('heading', { name: 'Admin', level: 1 }).waitFor();
     assert.equal(await page.title(), 'Admin — Task portal');
+    await page.getByRole('link', { name: 'People' }).click();
+    await page.getByRole('heading', { name: 'People', level: 1 }).waitFor();
+    assert.equal(await page.title(), 'People — Task portal');
     await page.getByRole('link', { name: 'Account' }).click();
     await page.getByRole('heading', { name: 'Account', level: 1 }).waitFor();
     assert.equal(await page.title(), 'Account — Task portal');
@@ -65,6 +68,97 @@ describe('the portal from the keyboard', { skip: skipWithoutChromium() }, () => 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     assert.equal(await page.title(), 'Sign in — Task portal');
+
+    // A temporary password opens the change-password view, titled after itself, its heading focused.
+    const admin = new ApiClient({ baseUrl: base, cookieJar: new MemoryCookieJar() });
+    await admin.login(ADMIN, DEMO_PASSWORD);
+    const { temporaryPassword } = await admin.createUser({
+      email: 'erin@example.com',
+      name: 'Erin',
+      role: 'employee',
+    });
+    await submitLogin(page, 'erin@example.com', temporaryPassword);
+    await page.getByRole('heading', { name: 'Choose a new password', level: 1 }).waitFor();
+    assert.equal(await page.title(), 'Choose a new password — Task portal');
+    assert.equal(await focused(page), 'heading "Choose a new password"');
+  });
+});
+
+describe('the People and Account pages from the keyboard', { skip: skipWithoutChromium() }, () => {
+  before(() => ensurePortalBuilt({ quiet: true }));
+  after(closeTestDatabases);
+
+  it('adds a person, copies the temporary password and hides it, without focus falling to the page', {
+    timeout: 180_000,
+  }, async (t) => {
+    const base = await startPortal(t);
+    const page = await openBrowser(t);
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    const walk = new Walk(page);
+    t.after(async () => {
+      await mkdir(join(REPO, 'test-results'), { recursive: true });
+      await writeFile(join(REPO, 'test-results', 'keyboard-walk-people.txt'), `${walk.lines.join('\n')}\n`);
+    });
+    await page.goto(`${base}/#people`);
+    await submitLogin(page, ADMIN, DEMO_PASSWORD);
+    await page.locator('#people tr[data-person]').first().waitFor();
+    assert.equal(await walk.note('the People page opens'), 'heading "People"');
+    assert.equal(await walk.press('Tab'), 'textbox "Email"');
+    await walk.type('frank@example.com');
+    assert.equal(await walk.press('Tab'), 'textbox "Name"');
+    await walk.type('Frank Castle');
+    assert.equal(await walk.press('Tab'), 'combobox "Role"');
+    assert.equal(await walk.press('Tab'), 'button "Add person"');
+    assert.equal(
+      await walk.press('Enter', () => page.locator('#temporary-password').waitFor()),
+      'heading "Temporary password for Frank Castle"',
+      'the password shown once takes focus',
+    );
+    assert.equal(await walk.press('Tab'), 'textbox "Temporary password for frank@example.com"');
+    assert.equal(await walk.press('Tab'), 'button "Copy password"');
+    await walk.press('Enter', () => page.locator('#temporary-password', { hasText: 'Copied' }).waitFor());
+    assert.equal(await walk.press('Tab'), 'button "Done: hide the password"');
+    assert.match(
+      await walk.press('Enter', () => page.locator('#temporary-password').waitFor({ state: 'detached' })),
+      /^status "Frank Castle \(frank@example\.com\) is added\."/,
+      'the gone panel handed focus to the outcome',
+    );
+    // Into the new row's buttons: Edit opens its form in place, Escape brings focus back.
+    await page.getByRole('button', { name: 'Edit frank@example.com' }).focus();
+    assert.equal(await walk.press('Enter'), 'textbox "Name"');
+    assert.equal(await walk.press('Escape'), 'button "Edit frank@example.com"');
+    assert.equal(await walk.press('Tab'), 'button "Disable frank@example.com"');
+    assert.equal(await walk.press('Tab'), 'button "Reset password of frank@example.com"');
+    assert.equal(await walk.press('Enter'), 'button "Reset the password of Frank Castle"');
+    assert.equal(await walk.press('Escape'), 'button "Reset password of frank@example.com"');
+  });
+
+  it('walks the Account page: its password form ties a refusal to the field and keeps focus in it', {
+    timeout: 180_000,
+  }, async (t) => {
+    const base = await startPortal(t);
+    const page = await openBrowser(t);
+    await page.goto(`${base}/#account`);
+    await submitLogin(page, ALICE, DEMO_PASSWORD);
+    await page.locator('#sessions li').first().waitFor();
+    assert.equal(await focused(page), 'heading "Account"');
+    assert.equal(await page.title(), 'Account — Task portal');
+    await page.keyboard.press('Tab');
+    assert.equal(await focused(page), 'textbox "Current password"');
+    await page.keyboard.type(DEMO_PASSWORD);
+    await page.keyboard.press('Tab');
+    assert.equal(await focused(page), 'textbox "New password"');
+    await page.keyboard.type('short');
+    await page.keyboard.press('Tab');
+    assert.equal(await focused(page), 'textbox "New password again"');
+    await page.keyboard.type('short');
+    await page.keyboard.press('Enter');
+    await page.locator('#new-password-problem', { hasText: 'too short' }).waitFor();
+    assert.deepEqual(await fieldState(page, 'New password'), {
+      invalid: 'true',
+      describedBy: 'new-password-problem new-password-hint',
+    });
+    assert.equal(await focused(page), 'textbox "New password"');
   });
 });
 

@@ -139,11 +139,11 @@ export interface paths {
             "Cache-Control": "no-store";
           };
           content: {
-            "application/json": components["schemas"]["Error"] & {
+            "application/json": components["schemas"]["Error"] & ({
               /** @enum {string} */
-              code: "CSRF_INVALID";
+              code: "CSRF_INVALID" | "PASSWORD_CHANGE_REQUIRED";
               message: string;
-            };
+            });
           };
         };
         /** @description The body is too large. */
@@ -695,11 +695,11 @@ export interface paths {
             RateLimit?: string;
           };
           content: {
-            "application/json": components["schemas"]["Error"] & {
+            "application/json": components["schemas"]["Error"] & ({
               /** @enum {string} */
-              code: "CSRF_INVALID";
+              code: "CSRF_INVALID" | "PASSWORD_CHANGE_REQUIRED";
               message: string;
-            };
+            });
           };
         };
         /** @description The body is too large. */
@@ -935,11 +935,11 @@ export interface paths {
             "Cache-Control": "no-store";
           };
           content: {
-            "application/json": components["schemas"]["Error"] & {
+            "application/json": components["schemas"]["Error"] & ({
               /** @enum {string} */
-              code: "CSRF_INVALID";
+              code: "CSRF_INVALID" | "PASSWORD_CHANGE_REQUIRED";
               message: string;
-            };
+            });
           };
         };
         /** @description The body is too large. */
@@ -1086,6 +1086,30 @@ export interface paths {
             "application/json": components["schemas"]["Error"] & {
               /** @enum {string} */
               code: "UNAUTHENTICATED";
+              message: string;
+            };
+          };
+        };
+        /** @description The CSRF token is missing or invalid, or the role does not allow this. */
+        403: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "PASSWORD_CHANGE_REQUIRED";
               message: string;
             };
           };
@@ -1306,7 +1330,7 @@ export interface paths {
           content: {
             "application/json": components["schemas"]["Error"] & ({
               /** @enum {string} */
-              code: "CSRF_INVALID" | "REAUTH_REQUIRED";
+              code: "CSRF_INVALID" | "PASSWORD_CHANGE_REQUIRED" | "REAUTH_REQUIRED";
               message: string;
             });
           };
@@ -1587,7 +1611,7 @@ export interface paths {
           content: {
             "application/json": components["schemas"]["Error"] & ({
               /** @enum {string} */
-              code: "CSRF_INVALID" | "REAUTH_REQUIRED";
+              code: "CSRF_INVALID" | "PASSWORD_CHANGE_REQUIRED" | "REAUTH_REQUIRED";
               message: string;
             });
           };
@@ -1864,11 +1888,11 @@ export interface paths {
             RateLimit?: string;
           };
           content: {
-            "application/json": components["schemas"]["Error"] & {
+            "application/json": components["schemas"]["Error"] & ({
               /** @enum {string} */
-              code: "CSRF_INVALID";
+              code: "CSRF_INVALID" | "PASSWORD_CHANGE_REQUIRED";
               message: string;
-            };
+            });
           };
         };
         /** @description No such resource. */
@@ -2143,11 +2167,11 @@ export interface paths {
             RateLimit?: string;
           };
           content: {
-            "application/json": components["schemas"]["Error"] & {
+            "application/json": components["schemas"]["Error"] & ({
               /** @enum {string} */
-              code: "CSRF_INVALID";
+              code: "CSRF_INVALID" | "PASSWORD_CHANGE_REQUIRED";
               message: string;
-            };
+            });
           };
         };
         /** @description No such resource. */
@@ -2394,6 +2418,30 @@ export interface paths {
             };
           };
         };
+        /** @description The CSRF token is missing or invalid, or the role does not allow this. */
+        403: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "PASSWORD_CHANGE_REQUIRED";
+              message: string;
+            };
+          };
+        };
         /** @description A rate-limit control refused: wait Retry-After seconds. */
         429: {
           headers: {
@@ -2561,6 +2609,30 @@ export interface paths {
             };
           };
         };
+        /** @description The CSRF token is missing or invalid, or the role does not allow this. */
+        403: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "PASSWORD_CHANGE_REQUIRED";
+              message: string;
+            };
+          };
+        };
         /** @description No such resource. */
         404: {
           headers: {
@@ -2718,6 +2790,30 @@ export interface paths {
             };
           };
         };
+        /** @description The CSRF token is missing or invalid, or the role does not allow this. */
+        403: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "PASSWORD_CHANGE_REQUIRED";
+              message: string;
+            };
+          };
+        };
         /** @description A rate-limit control refused: wait Retry-After seconds. */
         429: {
           headers: {
@@ -2847,6 +2943,30 @@ export interface paths {
             "application/json": components["schemas"]["Error"] & {
               /** @enum {string} */
               code: "UNAUTHENTICATED";
+              message: string;
+            };
+          };
+        };
+        /** @description The CSRF token is missing or invalid, or the role does not allow this. */
+        403: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "PASSWORD_CHANGE_REQUIRED";
               message: string;
             };
           };
@@ -3067,11 +3187,11 @@ export interface paths {
             RateLimit?: string;
           };
           content: {
-            "application/json": components["schemas"]["Error"] & {
+            "application/json": components["schemas"]["Error"] & ({
               /** @enum {string} */
-              code: "CSRF_INVALID";
+              code: "CSRF_INVALID" | "PASSWORD_CHANGE_REQUIRED";
               message: string;
-            };
+            });
           };
         };
         /** @description Another request with the same Idempotency-Key is still in flight: wait Retry-After seconds. */
@@ -3285,6 +3405,20 @@ export interface paths {
             };
           };
         };
+        /** @description The CSRF token is missing or invalid, or the role does not allow this. */
+        403: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "PASSWORD_CHANGE_REQUIRED";
+              message: string;
+            };
+          };
+        };
         /** @description Something failed on our side; the answer shows nothing of it. */
         500: {
           headers: {
@@ -3394,11 +3528,11 @@ export interface paths {
             RateLimit?: string;
           };
           content: {
-            "application/json": components["schemas"]["Error"] & {
+            "application/json": components["schemas"]["Error"] & ({
               /** @enum {string} */
-              code: "FORBIDDEN";
+              code: "FORBIDDEN" | "PASSWORD_CHANGE_REQUIRED";
               message: string;
-            };
+            });
           };
         };
         /** @description A rate-limit control refused: wait Retry-After seconds. */
@@ -3589,7 +3723,7 @@ export interface paths {
           content: {
             "application/json": components["schemas"]["Error"] & ({
               /** @enum {string} */
-              code: "CSRF_INVALID" | "FORBIDDEN";
+              code: "CSRF_INVALID" | "FORBIDDEN" | "PASSWORD_CHANGE_REQUIRED";
               message: string;
             });
           };
@@ -3833,11 +3967,11 @@ export interface paths {
             RateLimit?: string;
           };
           content: {
-            "application/json": components["schemas"]["Error"] & {
+            "application/json": components["schemas"]["Error"] & ({
               /** @enum {string} */
-              code: "FORBIDDEN";
+              code: "FORBIDDEN" | "PASSWORD_CHANGE_REQUIRED";
               message: string;
-            };
+            });
           };
         };
         /** @description No such resource. */
@@ -4051,7 +4185,2458 @@ export interface paths {
           content: {
             "application/json": components["schemas"]["Error"] & ({
               /** @enum {string} */
-              code: "CSRF_INVALID" | "FORBIDDEN";
+              code: "CSRF_INVALID" | "FORBIDDEN" | "PASSWORD_CHANGE_REQUIRED";
+              message: string;
+            });
+          };
+        };
+        /** @description No such resource. */
+        404: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "NOT_FOUND";
+              message: string;
+            };
+          };
+        };
+        /** @description The body is too large. */
+        413: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "PAYLOAD_TOO_LARGE";
+              message: string;
+            };
+          };
+        };
+        /** @description The body is not JSON. */
+        415: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNSUPPORTED_MEDIA_TYPE";
+              message: string;
+            };
+          };
+        };
+        /** @description A rate-limit control refused: wait Retry-After seconds. */
+        429: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit": number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining": number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset": number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy": string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "API_RATE_LIMIT_AUTHENTICATED" | "API_RATE_LIMIT_UNAUTHENTICATED";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+        /** @description Something failed on our side; the answer shows nothing of it. */
+        500: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "INTERNAL_ERROR";
+              message: string;
+            };
+          };
+        };
+        /** @description The service cannot answer now: wait Retry-After seconds. */
+        503: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+      };
+    };
+  };
+  "/api/admin/users": {
+    /** Every account, by id, with whether it is disabled, its last sign-in and a pending password change (admins only) */
+    get: {
+      responses: {
+        /** @description OK */
+        200: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": {
+              users: ({
+                  id: number;
+                  email: string;
+                  name: string;
+                  /** @enum {string} */
+                  role: "employee" | "admin";
+                  /** @description True while the account signs in with a temporary password: until it is changed (POST /api/auth/password), every route but GET /api/auth/me, POST /api/auth/password, POST /api/auth/logout and GET /api/csrf-token answers 403 PASSWORD_CHANGE_REQUIRED. */
+                  mustChangePassword: boolean;
+                  /** @description True when it may not sign in by any means. */
+                  disabled: boolean;
+                  /** Format: date-time */
+                  createdAt: string;
+                  /**
+                   * Format: date-time
+                   * @description The last sign-in, or null.
+                   */
+                  lastSignInAt: string | null;
+                })[];
+            };
+          };
+        };
+        /** @description No valid session, or wrong credentials. */
+        401: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNAUTHENTICATED";
+              message: string;
+            };
+          };
+        };
+        /** @description The CSRF token is missing or invalid, or the role does not allow this. */
+        403: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "FORBIDDEN" | "PASSWORD_CHANGE_REQUIRED";
+              message: string;
+            });
+          };
+        };
+        /** @description A rate-limit control refused: wait Retry-After seconds. */
+        429: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit": number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining": number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset": number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy": string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "API_RATE_LIMIT_AUTHENTICATED" | "API_RATE_LIMIT_UNAUTHENTICATED";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+        /** @description Something failed on our side; the answer shows nothing of it. */
+        500: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "INTERNAL_ERROR";
+              message: string;
+            };
+          };
+        };
+        /** @description The service cannot answer now: wait Retry-After seconds. */
+        503: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+      };
+    };
+    /** Add an account with a temporary password, shown once in the answer (admins only) */
+    post: {
+      requestBody: {
+        content: {
+          "application/json": {
+            email: string;
+            name: string;
+            /** @enum {string} */
+            role: "employee" | "admin";
+          };
+        };
+      };
+      responses: {
+        /** @description Created */
+        201: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": {
+              user: {
+                id: number;
+                email: string;
+                name: string;
+                /** @enum {string} */
+                role: "employee" | "admin";
+                /** @description True while the account signs in with a temporary password: until it is changed (POST /api/auth/password), every route but GET /api/auth/me, POST /api/auth/password, POST /api/auth/logout and GET /api/csrf-token answers 403 PASSWORD_CHANGE_REQUIRED. */
+                mustChangePassword: boolean;
+                /** @description True when it may not sign in by any means. */
+                disabled: boolean;
+                /** Format: date-time */
+                createdAt: string;
+                /**
+                 * Format: date-time
+                 * @description The last sign-in, or null.
+                 */
+                lastSignInAt: string | null;
+              };
+              /** @description Shown this once: a random password (29 characters) that signs in for 7 days and must be changed at the first sign-in. */
+              temporaryPassword: string;
+            };
+          };
+        };
+        /** @description The request is malformed or a field is not valid. */
+        400: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & OneOf<[{
+              /** @enum {string} */
+              code: "INVALID_JSON";
+              message: string;
+            }, {
+              /** @enum {string} */
+              code: "VALIDATION_ERROR";
+              message: string;
+              /** @description Each field that failed, and why. */
+              errors?: {
+                  path: string;
+                  message: string;
+                }[];
+            }]>;
+          };
+        };
+        /** @description No valid session, or wrong credentials. */
+        401: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNAUTHENTICATED";
+              message: string;
+            };
+          };
+        };
+        /** @description The CSRF token is missing or invalid, or the role does not allow this. */
+        403: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "CSRF_INVALID" | "FORBIDDEN" | "PASSWORD_CHANGE_REQUIRED";
+              message: string;
+            });
+          };
+        };
+        /** @description Another request with the same Idempotency-Key is still in flight: wait Retry-After seconds. */
+        409: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "EMAIL_TAKEN";
+              message: string;
+            };
+          };
+        };
+        /** @description The body is too large. */
+        413: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "PAYLOAD_TOO_LARGE";
+              message: string;
+            };
+          };
+        };
+        /** @description The body is not JSON. */
+        415: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNSUPPORTED_MEDIA_TYPE";
+              message: string;
+            };
+          };
+        };
+        /** @description A rate-limit control refused: wait Retry-After seconds. */
+        429: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit": number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining": number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset": number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy": string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "API_RATE_LIMIT_AUTHENTICATED" | "API_RATE_LIMIT_UNAUTHENTICATED";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+        /** @description Something failed on our side; the answer shows nothing of it. */
+        500: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "INTERNAL_ERROR";
+              message: string;
+            };
+          };
+        };
+        /** @description The service cannot answer now: wait Retry-After seconds. */
+        503: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+      };
+    };
+  };
+  "/api/admin/users/{id}": {
+    /** Rename an account, change its role, disable it (its sessions and known devices end at once) or enable it; no admin may disable or demote their own account or the last enabled admin (admins only) */
+    patch: {
+      parameters: {
+        path: {
+          id: number;
+        };
+      };
+      requestBody: {
+        content: {
+          "application/json": {
+            name?: string;
+            /** @enum {string} */
+            role?: "employee" | "admin";
+            disabled?: boolean;
+          };
+        };
+      };
+      responses: {
+        /** @description OK */
+        200: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": {
+              user: {
+                id: number;
+                email: string;
+                name: string;
+                /** @enum {string} */
+                role: "employee" | "admin";
+                /** @description True while the account signs in with a temporary password: until it is changed (POST /api/auth/password), every route but GET /api/auth/me, POST /api/auth/password, POST /api/auth/logout and GET /api/csrf-token answers 403 PASSWORD_CHANGE_REQUIRED. */
+                mustChangePassword: boolean;
+                /** @description True when it may not sign in by any means. */
+                disabled: boolean;
+                /** Format: date-time */
+                createdAt: string;
+                /**
+                 * Format: date-time
+                 * @description The last sign-in, or null.
+                 */
+                lastSignInAt: string | null;
+              };
+            };
+          };
+        };
+        /** @description The request is malformed or a field is not valid. */
+        400: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & OneOf<[{
+              /** @enum {string} */
+              code: "INVALID_JSON";
+              message: string;
+            }, {
+              /** @enum {string} */
+              code: "VALIDATION_ERROR";
+              message: string;
+              /** @description Each field that failed, and why. */
+              errors?: {
+                  path: string;
+                  message: string;
+                }[];
+            }]>;
+          };
+        };
+        /** @description No valid session, or wrong credentials. */
+        401: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNAUTHENTICATED";
+              message: string;
+            };
+          };
+        };
+        /** @description The CSRF token is missing or invalid, or the role does not allow this. */
+        403: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "CSRF_INVALID" | "FORBIDDEN" | "PASSWORD_CHANGE_REQUIRED";
+              message: string;
+            });
+          };
+        };
+        /** @description No such resource. */
+        404: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "NOT_FOUND";
+              message: string;
+            };
+          };
+        };
+        /** @description The body is too large. */
+        413: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "PAYLOAD_TOO_LARGE";
+              message: string;
+            };
+          };
+        };
+        /** @description The body is not JSON. */
+        415: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNSUPPORTED_MEDIA_TYPE";
+              message: string;
+            };
+          };
+        };
+        /** @description The request is valid but names something that cannot be used. */
+        422: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "LAST_ADMIN";
+              message: string;
+            };
+          };
+        };
+        /** @description A rate-limit control refused: wait Retry-After seconds. */
+        429: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit": number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining": number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset": number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy": string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "API_RATE_LIMIT_AUTHENTICATED" | "API_RATE_LIMIT_UNAUTHENTICATED";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+        /** @description Something failed on our side; the answer shows nothing of it. */
+        500: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "INTERNAL_ERROR";
+              message: string;
+            };
+          };
+        };
+        /** @description The service cannot answer now: wait Retry-After seconds. */
+        503: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+      };
+    };
+  };
+  "/api/admin/users/{id}/password-reset": {
+    /** Give an account a new temporary password, shown once; its sessions end and its known devices are forgotten (admins only) */
+    post: {
+      parameters: {
+        path: {
+          id: number;
+        };
+      };
+      responses: {
+        /** @description OK */
+        200: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": {
+              /** @description Shown this once: a random password (29 characters) that signs in for 7 days and must be changed at the first sign-in. */
+              temporaryPassword: string;
+            };
+          };
+        };
+        /** @description The request is malformed or a field is not valid. */
+        400: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & OneOf<[{
+              /** @enum {string} */
+              code: "INVALID_JSON";
+              message: string;
+            }, {
+              /** @enum {string} */
+              code: "VALIDATION_ERROR";
+              message: string;
+              /** @description Each field that failed, and why. */
+              errors?: {
+                  path: string;
+                  message: string;
+                }[];
+            }]>;
+          };
+        };
+        /** @description No valid session, or wrong credentials. */
+        401: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNAUTHENTICATED";
+              message: string;
+            };
+          };
+        };
+        /** @description The CSRF token is missing or invalid, or the role does not allow this. */
+        403: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "CSRF_INVALID" | "FORBIDDEN" | "PASSWORD_CHANGE_REQUIRED";
+              message: string;
+            });
+          };
+        };
+        /** @description No such resource. */
+        404: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "NOT_FOUND";
+              message: string;
+            };
+          };
+        };
+        /** @description The body is too large. */
+        413: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "PAYLOAD_TOO_LARGE";
+              message: string;
+            };
+          };
+        };
+        /** @description The body is not JSON. */
+        415: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNSUPPORTED_MEDIA_TYPE";
+              message: string;
+            };
+          };
+        };
+        /** @description A rate-limit control refused: wait Retry-After seconds. */
+        429: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit": number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining": number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset": number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy": string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "API_RATE_LIMIT_AUTHENTICATED" | "API_RATE_LIMIT_UNAUTHENTICATED";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+        /** @description Something failed on our side; the answer shows nothing of it. */
+        500: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "INTERNAL_ERROR";
+              message: string;
+            };
+          };
+        };
+        /** @description The service cannot answer now: wait Retry-After seconds. */
+        503: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+      };
+    };
+  };
+  "/api/auth/password": {
+    /** Change your password: the current one is checked like a sign-in; the session rotates, every other session ends and every known device but this browser is forgotten */
+    post: {
+      requestBody: {
+        content: {
+          "application/json": {
+            currentPassword: string;
+            newPassword: string;
+          };
+        };
+      };
+      responses: {
+        /** @description OK */
+        200: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+            /** @description tp_session, the rotated session. */
+            "Set-Cookie": string;
+          };
+          content: {
+            "application/json": {
+              /** @description The token of the rotated session. */
+              csrfToken: string;
+            };
+          };
+        };
+        /** @description The request is malformed or a field is not valid. */
+        400: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & OneOf<[{
+              /** @enum {string} */
+              code: "INVALID_JSON";
+              message: string;
+            }, {
+              /** @enum {string} */
+              code: "VALIDATION_ERROR";
+              message: string;
+              /** @description Each field that failed, and why. */
+              errors?: {
+                  path: string;
+                  message: string;
+                }[];
+            }]>;
+          };
+        };
+        /** @description No valid session, or wrong credentials. */
+        401: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNAUTHENTICATED";
+              message: string;
+            };
+          };
+        };
+        /** @description The CSRF token is missing or invalid, or the role does not allow this. */
+        403: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "CSRF_INVALID";
+              message: string;
+            };
+          };
+        };
+        /** @description The body is too large. */
+        413: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "PAYLOAD_TOO_LARGE";
+              message: string;
+            };
+          };
+        };
+        /** @description The body is not JSON. */
+        415: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNSUPPORTED_MEDIA_TYPE";
+              message: string;
+            };
+          };
+        };
+        /** @description The request is valid but names something that cannot be used. */
+        422: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & (OneOf<[{
+              /** @enum {string} */
+              code: "CURRENT_PASSWORD_INVALID";
+              message: string;
+            }, {
+              /** @enum {string} */
+              code: "PASSWORD_REFUSED";
+              message: string;
+              /**
+               * @description Why: too short or too long, the email in it, a common password, or one a breach lists.
+               * @enum {string}
+               */
+              reason: "too_short" | "too_long" | "contains_email" | "common" | "breached";
+            }]>);
+          };
+        };
+        /** @description A rate-limit control refused: wait Retry-After seconds. */
+        429: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit": number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining": number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset": number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy": string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "API_RATE_LIMIT_AUTHENTICATED" | "API_RATE_LIMIT_UNAUTHENTICATED" | "LOGIN_RATE_LIMIT";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+        /** @description Something failed on our side; the answer shows nothing of it. */
+        500: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "INTERNAL_ERROR";
+              message: string;
+            };
+          };
+        };
+        /** @description The service cannot answer now: wait Retry-After seconds. */
+        503: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & (OneOf<[{
+              /** @enum {string} */
+              code: "DATABASE_UNAVAILABLE" | "PASSWORD_CHECK_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            }, {
+              /** @enum {string} */
+              code: "LOGIN_BUSY";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+              /** @description Proved work (docs/rules.md#proved-work): a nonce such that SHA-256 of `challenge + ":" + nonce` starts with at least `bits` zero bits, sent back as the login body's `work`, puts the attempt ahead of those that proved less. Valid 2 minutes, once, for the same email. */
+              work?: {
+                challenge: string;
+                bits: number;
+              };
+            }]>);
+          };
+        };
+      };
+    };
+  };
+  "/api/auth/sessions": {
+    /** Where you are signed in: your live sessions, the most recently used first */
+    get: {
+      responses: {
+        /** @description OK */
+        200: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": {
+              sessions: ({
+                  /** @description The public id of the session: not its cookie, and nothing a cookie can be made from. */
+                  id: string;
+                  /** @description True for the session of this very request. */
+                  current: boolean;
+                  /** Format: date-time */
+                  createdAt: string;
+                  /**
+                   * Format: date-time
+                   * @description Its last use; up to a minute behind.
+                   */
+                  lastSeenAt: string;
+                  /** @description The User-Agent the browser sent (at most 256 characters), or null. */
+                  userAgent: string | null;
+                })[];
+            };
+          };
+        };
+        /** @description No valid session, or wrong credentials. */
+        401: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNAUTHENTICATED";
+              message: string;
+            };
+          };
+        };
+        /** @description The CSRF token is missing or invalid, or the role does not allow this. */
+        403: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "PASSWORD_CHANGE_REQUIRED";
+              message: string;
+            };
+          };
+        };
+        /** @description A rate-limit control refused: wait Retry-After seconds. */
+        429: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit": number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining": number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset": number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy": string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "API_RATE_LIMIT_AUTHENTICATED" | "API_RATE_LIMIT_UNAUTHENTICATED";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+        /** @description Something failed on our side; the answer shows nothing of it. */
+        500: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "INTERNAL_ERROR";
+              message: string;
+            };
+          };
+        };
+        /** @description The service cannot answer now: wait Retry-After seconds. */
+        503: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+      };
+    };
+  };
+  "/api/auth/sessions/{id}": {
+    /** Sign out one of your sessions, on every instance at once; your own current one signs you out (404 for a session that ended already, or is not yours) */
+    delete: {
+      parameters: {
+        path: {
+          id: string;
+        };
+      };
+      responses: {
+        /** @description Ended. */
+        204: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+            /** @description tp_session, cleared when the session ended was this one. */
+            "Set-Cookie"?: string;
+          };
+          content: never;
+        };
+        /** @description The request is malformed or a field is not valid. */
+        400: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & OneOf<[{
+              /** @enum {string} */
+              code: "INVALID_JSON";
+              message: string;
+            }, {
+              /** @enum {string} */
+              code: "VALIDATION_ERROR";
+              message: string;
+              /** @description Each field that failed, and why. */
+              errors?: {
+                  path: string;
+                  message: string;
+                }[];
+            }]>;
+          };
+        };
+        /** @description No valid session, or wrong credentials. */
+        401: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNAUTHENTICATED";
+              message: string;
+            };
+          };
+        };
+        /** @description The CSRF token is missing or invalid, or the role does not allow this. */
+        403: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "CSRF_INVALID" | "PASSWORD_CHANGE_REQUIRED";
+              message: string;
+            });
+          };
+        };
+        /** @description No such resource. */
+        404: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "NOT_FOUND";
+              message: string;
+            };
+          };
+        };
+        /** @description The body is too large. */
+        413: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "PAYLOAD_TOO_LARGE";
+              message: string;
+            };
+          };
+        };
+        /** @description The body is not JSON. */
+        415: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNSUPPORTED_MEDIA_TYPE";
+              message: string;
+            };
+          };
+        };
+        /** @description A rate-limit control refused: wait Retry-After seconds. */
+        429: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit": number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining": number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset": number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy": string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "API_RATE_LIMIT_AUTHENTICATED" | "API_RATE_LIMIT_UNAUTHENTICATED";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+        /** @description Something failed on our side; the answer shows nothing of it. */
+        500: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "INTERNAL_ERROR";
+              message: string;
+            };
+          };
+        };
+        /** @description The service cannot answer now: wait Retry-After seconds. */
+        503: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+      };
+    };
+  };
+  "/api/auth/sessions/end-others": {
+    /** Sign out everywhere else: every session of yours but this one ends, on every instance at once */
+    post: {
+      responses: {
+        /** @description OK */
+        200: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": {
+              /** @description How many sessions ended. */
+              ended: number;
+            };
+          };
+        };
+        /** @description The request is malformed or a field is not valid. */
+        400: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & OneOf<[{
+              /** @enum {string} */
+              code: "INVALID_JSON";
+              message: string;
+            }, {
+              /** @enum {string} */
+              code: "VALIDATION_ERROR";
+              message: string;
+              /** @description Each field that failed, and why. */
+              errors?: {
+                  path: string;
+                  message: string;
+                }[];
+            }]>;
+          };
+        };
+        /** @description No valid session, or wrong credentials. */
+        401: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNAUTHENTICATED";
+              message: string;
+            };
+          };
+        };
+        /** @description The CSRF token is missing or invalid, or the role does not allow this. */
+        403: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "CSRF_INVALID" | "PASSWORD_CHANGE_REQUIRED";
+              message: string;
+            });
+          };
+        };
+        /** @description The body is too large. */
+        413: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "PAYLOAD_TOO_LARGE";
+              message: string;
+            };
+          };
+        };
+        /** @description The body is not JSON. */
+        415: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNSUPPORTED_MEDIA_TYPE";
+              message: string;
+            };
+          };
+        };
+        /** @description A rate-limit control refused: wait Retry-After seconds. */
+        429: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit": number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining": number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset": number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy": string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "API_RATE_LIMIT_AUTHENTICATED" | "API_RATE_LIMIT_UNAUTHENTICATED";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+        /** @description Something failed on our side; the answer shows nothing of it. */
+        500: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "INTERNAL_ERROR";
+              message: string;
+            };
+          };
+        };
+        /** @description The service cannot answer now: wait Retry-After seconds. */
+        503: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+      };
+    };
+  };
+  "/api/auth/devices": {
+    /** Your known devices: the browsers you signed in from, which a lock of your account for unknown devices spares */
+    get: {
+      responses: {
+        /** @description OK */
+        200: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": {
+              devices: ({
+                  id: number;
+                  /**
+                   * Format: date-time
+                   * @description The first sign-in from this browser.
+                   */
+                  createdAt: string;
+                  /**
+                   * Format: date-time
+                   * @description The last sign-in from it.
+                   */
+                  lastUsedAt: string;
+                  /** @description The User-Agent the browser sent (at most 256 characters), or null. */
+                  userAgent: string | null;
+                })[];
+            };
+          };
+        };
+        /** @description No valid session, or wrong credentials. */
+        401: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNAUTHENTICATED";
+              message: string;
+            };
+          };
+        };
+        /** @description The CSRF token is missing or invalid, or the role does not allow this. */
+        403: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "PASSWORD_CHANGE_REQUIRED";
+              message: string;
+            };
+          };
+        };
+        /** @description A rate-limit control refused: wait Retry-After seconds. */
+        429: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit": number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining": number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset": number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy": string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "API_RATE_LIMIT_AUTHENTICATED" | "API_RATE_LIMIT_UNAUTHENTICATED";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+        /** @description Something failed on our side; the answer shows nothing of it. */
+        500: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "INTERNAL_ERROR";
+              message: string;
+            };
+          };
+        };
+        /** @description The service cannot answer now: wait Retry-After seconds. */
+        503: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+      };
+    };
+  };
+  "/api/auth/devices/{id}": {
+    /** Forget a known device: that browser signs in as an unknown one from now on (404 if not yours) */
+    delete: {
+      parameters: {
+        path: {
+          id: number;
+        };
+      };
+      responses: {
+        /** @description Forgotten. */
+        204: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: never;
+        };
+        /** @description The request is malformed or a field is not valid. */
+        400: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & OneOf<[{
+              /** @enum {string} */
+              code: "INVALID_JSON";
+              message: string;
+            }, {
+              /** @enum {string} */
+              code: "VALIDATION_ERROR";
+              message: string;
+              /** @description Each field that failed, and why. */
+              errors?: {
+                  path: string;
+                  message: string;
+                }[];
+            }]>;
+          };
+        };
+        /** @description No valid session, or wrong credentials. */
+        401: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNAUTHENTICATED";
+              message: string;
+            };
+          };
+        };
+        /** @description The CSRF token is missing or invalid, or the role does not allow this. */
+        403: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "CSRF_INVALID" | "PASSWORD_CHANGE_REQUIRED";
               message: string;
             });
           };
@@ -4294,11 +6879,11 @@ export interface paths {
             RateLimit?: string;
           };
           content: {
-            "application/json": components["schemas"]["Error"] & {
+            "application/json": components["schemas"]["Error"] & ({
               /** @enum {string} */
-              code: "FORBIDDEN";
+              code: "FORBIDDEN" | "PASSWORD_CHANGE_REQUIRED";
               message: string;
-            };
+            });
           };
         };
         /** @description A rate-limit control refused: wait Retry-After seconds. */
@@ -4417,7 +7002,210 @@ export interface paths {
                   /** Format: date-time */
                   at: string;
                   /** @enum {string} */
-                  type: "lock-started" | "admin-reset" | "known-device-refused" | "login-pressure-started" | "login-pressure-ended" | "account-created" | "account-disabled" | "account-enabled" | "password-set" | "passkey-added" | "passkey-removed" | "passkey-counter-refused" | "sessions-ended" | "devices-forgotten";
+                  type: "lock-started" | "admin-reset" | "known-device-refused" | "login-pressure-started" | "login-pressure-ended" | "account-created" | "account-disabled" | "account-enabled" | "password-set" | "passkey-added" | "passkey-removed" | "passkey-counter-refused" | "sessions-ended" | "devices-forgotten" | "signed-in" | "signed-in-new-device" | "sign-in-failed" | "password-changed" | "password-reset" | "session-ended" | "other-sessions-ended" | "device-forgotten" | "account-renamed" | "account-role-changed";
+                  control: string;
+                  email: string | null;
+                  address: string | null;
+                  instance: string;
+                  actorId: number | null;
+                })[];
+              nextCursor: string | null;
+            };
+          };
+        };
+        /** @description The request is malformed or a field is not valid. */
+        400: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "VALIDATION_ERROR";
+              message: string;
+              /** @description Each field that failed, and why. */
+              errors?: {
+                  path: string;
+                  message: string;
+                }[];
+            };
+          };
+        };
+        /** @description No valid session, or wrong credentials. */
+        401: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNAUTHENTICATED";
+              message: string;
+            };
+          };
+        };
+        /** @description The CSRF token is missing or invalid, or the role does not allow this. */
+        403: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "FORBIDDEN" | "PASSWORD_CHANGE_REQUIRED";
+              message: string;
+            });
+          };
+        };
+        /** @description A rate-limit control refused: wait Retry-After seconds. */
+        429: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit": number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining": number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset": number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy": string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "API_RATE_LIMIT_AUTHENTICATED" | "API_RATE_LIMIT_UNAUTHENTICATED";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+        /** @description Something failed on our side; the answer shows nothing of it. */
+        500: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "INTERNAL_ERROR";
+              message: string;
+            };
+          };
+        };
+        /** @description The service cannot answer now: wait Retry-After seconds. */
+        503: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+      };
+    };
+  };
+  "/api/auth/security-events": {
+    /** Your own account's security events, newest first, 50 a page: sign-ins (from a new browser or a known one), failed ones, locks, password changes, sessions ended, devices forgotten, passkeys, and what an admin changed */
+    get: {
+      parameters: {
+        query?: {
+          cursor?: string;
+        };
+      };
+      responses: {
+        /** @description OK */
+        200: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": {
+              events: ({
+                  id: number;
+                  /** Format: date-time */
+                  at: string;
+                  /** @enum {string} */
+                  type: "lock-started" | "admin-reset" | "known-device-refused" | "login-pressure-started" | "login-pressure-ended" | "account-created" | "account-disabled" | "account-enabled" | "password-set" | "passkey-added" | "passkey-removed" | "passkey-counter-refused" | "sessions-ended" | "devices-forgotten" | "signed-in" | "signed-in-new-device" | "sign-in-failed" | "password-changed" | "password-reset" | "session-ended" | "other-sessions-ended" | "device-forgotten" | "account-renamed" | "account-role-changed";
                   control: string;
                   email: string | null;
                   address: string | null;
@@ -4500,7 +7288,7 @@ export interface paths {
           content: {
             "application/json": components["schemas"]["Error"] & {
               /** @enum {string} */
-              code: "FORBIDDEN";
+              code: "PASSWORD_CHANGE_REQUIRED";
               message: string;
             };
           };
@@ -4600,6 +7388,8 @@ export interface components {
       name: string;
       /** @enum {string} */
       role: "employee" | "admin";
+      /** @description True while the account signs in with a temporary password: until it is changed (POST /api/auth/password), every route but GET /api/auth/me, POST /api/auth/password, POST /api/auth/logout and GET /api/csrf-token answers 403 PASSWORD_CHANGE_REQUIRED. */
+      mustChangePassword: boolean;
     };
     Task: {
       id: number;

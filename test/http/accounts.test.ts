@@ -7,6 +7,7 @@ import { after, describe, it } from 'node:test';
 import { buildApp } from '../../src/app.ts';
 import { Accounts } from '../../src/auth/accounts.ts';
 import { DEVICE_COOKIE } from '../../src/auth/devices.ts';
+import { PasswordRules } from '../../src/auth/password-rules.ts';
 import { systemClock } from '../../src/clock.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { DEMO_ACCOUNTS } from '../../src/db/seed.ts';
@@ -27,7 +28,13 @@ const CAROL = 'carol@example.com';
 const CAROL_ID = 3;
 
 const accountsOn = (db: Database) =>
-  new Accounts(db, { clock: systemClock, instance: 'test', source: 'users-cli', hashPassword: testHash });
+  new Accounts(db, {
+    clock: systemClock,
+    instance: 'test',
+    source: 'users-cli',
+    hashPassword: testHash,
+    rules: new PasswordRules({ breachApi: null, breachApiRequired: false }),
+  });
 
 /** A database of its own with no account: the build's template in a directory, or a PostgreSQL schema. */
 async function emptyDatabase(kind: DatabaseKind): Promise<{ db: Database; close(): Promise<void> }> {
@@ -90,7 +97,10 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
         events
           .json<{ events: { type: string; control: string; email: string }[] }>()
           .events.map((e) => [e.type, e.control, e.email]),
-        [['account-created', 'bootstrap-admin', 'root@example.org']],
+        [
+          ['signed-in-new-device', 'password', 'root@example.org'],
+          ['account-created', 'bootstrap-admin', 'root@example.org'],
+        ],
       );
       await app.close();
 

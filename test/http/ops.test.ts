@@ -138,6 +138,18 @@ describe('GET /docs/json', () => {
       // Beyond docs/rules.md#endpoints table: naming a passkey (docs/rules.md#passkeys).
       'PATCH /api/auth/passkeys/{id}',
       'DELETE /api/auth/passkeys/{id}',
+      // Accounts (docs/rules.md#accounts).
+      'POST /api/auth/password',
+      'GET /api/auth/sessions',
+      'DELETE /api/auth/sessions/{id}',
+      'POST /api/auth/sessions/end-others',
+      'GET /api/auth/devices',
+      'DELETE /api/auth/devices/{id}',
+      'GET /api/auth/security-events',
+      'GET /api/admin/users',
+      'POST /api/admin/users',
+      'PATCH /api/admin/users/{id}',
+      'POST /api/admin/users/{id}/password-reset',
       'GET /api/admin/users/{id}/passkeys',
       'DELETE /api/admin/users/{id}/passkeys/{passkeyId}',
     ];

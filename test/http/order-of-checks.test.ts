@@ -1,6 +1,7 @@
-// docs/rules.md#authentication-and-csrf order of checks on an /api request, as the plugins' hooks run it: limiter (after a bulk request's key), body, CSRF, 401, 403, fields.
+// docs/rules.md#authentication-and-csrf order of checks on an /api request, as the plugins' hooks run it: limiter (after a bulk request's key), body, CSRF, 401, a password to change, 403, fields.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { freshAccount, signedIn } from '../helpers/accounts.ts';
 import { createTestApp, type Response, type TestClient } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
 import { assertError } from '../helpers/http.ts';
@@ -31,9 +32,14 @@ function assertSecurityHeaders(response: Response): void {
 
 describe(`POST ${RESET}, one failing check at a time`, () => {
   it('answers each check only once every check before it passes, each answer counted and headed', async (t) => {
-    const { client, close } = await createTestApp();
+    const test = await createTestApp();
+    const { client, close } = test;
     t.after(close);
     const anonymous = client();
+    // An employee who signed in with a temporary password (docs/rules.md#accounts).
+    const pending = await freshAccount(test);
+    await test.database.db.query('UPDATE users SET must_change_password = true WHERE id = $1', [pending.id]);
+    const temporary = await signedIn(test, pending.email);
     const employee = client();
     assert.equal((await employee.login('alice@example.com')).statusCode, 200);
     const admin = client();
@@ -46,6 +52,9 @@ describe(`POST ${RESET}, one failing check at a time`, () => {
       ['malformed, no token', await reset(anonymous, '{"email":', { csrf: false }), 400, 'INVALID_JSON'],
       ['no token, no session', await reset(anonymous, '{}', { csrf: false }), 403, 'CSRF_INVALID'],
       ['a token, no session', await reset(anonymous, '{}'), 401, 'UNAUTHENTICATED'],
+      ['a temporary password, no token', await reset(temporary, '{}', { csrf: false }), 403, 'CSRF_INVALID'],
+      // Before the role: an employee still to change a temporary password hears that first.
+      ['a temporary password', await reset(temporary, '{}'), 403, 'PASSWORD_CHANGE_REQUIRED'],
       ['an employee', await reset(employee, '{}'), 403, 'FORBIDDEN'],
       ['an admin, invalid fields', await reset(admin, '{"mail":1}'), 400, 'VALIDATION_ERROR'],
     ];

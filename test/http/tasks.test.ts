@@ -192,7 +192,7 @@ describe('GET /api/employee/employees', () => {
       'carol@example.com',
     ]);
     for (const user of employees) {
-      assert.deepEqual(Object.keys(user).sort(), ['email', 'id', 'name', 'role']);
+      assert.deepEqual(Object.keys(user).sort(), ['email', 'id', 'mustChangePassword', 'name', 'role']);
       assert.equal(user.role, 'employee');
     }
   });

@@ -123,7 +123,13 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
       const users = new UsersRepository(database.db);
       const found = await users.findCredentials('BOB@example.com');
       assert.ok(found);
-      assert.deepEqual(found.user, { id: 2, email: 'bob@example.com', name: 'Bob Nguyen', role: 'employee' });
+      assert.deepEqual(found.user, {
+        id: 2,
+        email: 'bob@example.com',
+        name: 'Bob Nguyen',
+        role: 'employee',
+        mustChangePassword: false,
+      });
       assert.match(found.passwordHash, /^\$argon2id\$/);
       assert.equal(await users.findCredentials('nobody@example.com'), null);
       const employees = await users.listEmployees();
@@ -132,18 +138,34 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
   });
 
   describe(`SessionsRepository (${kind})`, { skip }, () => {
+    const session = (idHash: string, userId: number, expiresAt: number, signedInAt: number) => ({
+      idHash,
+      userId,
+      expiresAt,
+      signedInAt,
+      userAgent: null,
+    });
     beforeEach(shared);
 
     it('creates, finds until expiry, and deletes sessions', async () => {
       const sessions = new SessionsRepository(database.db);
       const now = Date.UTC(2030, 0, 1);
-      await sessions.create('hash-a', 1, new Date(now + HOUR), new Date(now - 5));
-      await sessions.create('hash-b', 4, new Date(now + 2 * HOUR), new Date(now));
+      await sessions.create(session('hash-a', 1, now + HOUR, now - 5));
+      await sessions.create(session('hash-b', 4, now + 2 * HOUR, now));
       const found = await sessions.find('hash-a', new Date(now));
+      assert.ok(found && /^[0-9a-f-]{36}$/.test(found.publicId), 'a public id of its own');
       assert.deepEqual(found, {
-        user: { id: 1, email: 'alice@example.com', name: 'Alice Martin', role: 'employee' },
+        user: {
+          id: 1,
+          email: 'alice@example.com',
+          name: 'Alice Martin',
+          role: 'employee',
+          mustChangePassword: false,
+        },
         expiresAt: now + HOUR,
         signedInAt: now - 5,
+        publicId: found.publicId,
+        lastSeenAt: now - 5,
       });
       assert.equal(await sessions.find('hash-a', new Date(now + HOUR)), null, 'expired at expiresAt');
       assert.equal(await sessions.find('unknown', new Date(now)), null);
@@ -155,8 +177,8 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
     it('deletes expired sessions only', async () => {
       const sessions = new SessionsRepository(database.db);
       const now = Date.UTC(2030, 0, 1);
-      await sessions.create('old', 1, new Date(now - 1), new Date(now - HOUR));
-      await sessions.create('new', 1, new Date(now + HOUR), new Date(now));
+      await sessions.create(session('old', 1, now - 1, now - HOUR));
+      await sessions.create(session('new', 1, now + HOUR, now));
       assert.equal(await sessions.deleteExpired(new Date(now)), 1);
       assert.ok(await sessions.find('new', new Date(now)));
     });

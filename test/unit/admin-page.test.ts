@@ -21,8 +21,8 @@ const event = (id: number): SecurityEvent => ({
 });
 
 describe('portal views', () => {
-  it('gives admins Tasks and Admin, employees Tasks alone (so no navigation)', () => {
-    assert.deepEqual(viewsFor(admin), ['tasks', 'admin']);
+  it('gives admins Tasks, People and Admin, employees Tasks alone (so no navigation)', () => {
+    assert.deepEqual(viewsFor(admin), ['tasks', 'people', 'admin']);
     assert.deepEqual(viewsFor(employee), ['tasks']);
   });
 

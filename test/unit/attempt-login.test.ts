@@ -34,9 +34,16 @@ class Accounts {
   /** Called as a new hash is stored (the test looks at the gate then). */
   onStore: () => void = () => {};
 
-  async findCredentials(email: string): Promise<Credentials | null> {
+  /** Every device cookie the tests issue stands for a device row of its account (docs/rules.md#accounts). */
+  async findCredentials(email: string, deviceId: string | null = null): Promise<Credentials | null> {
     this.lookups.push(email);
-    return this.byEmail.get(normaliseEmail(email)) ?? null;
+    const found = this.byEmail.get(normaliseEmail(email));
+    return found ? { ...found, deviceKnown: deviceId !== null } : null;
+  }
+
+  async passwordOf(userId: number): Promise<{ passwordHash: string; expiresAt: number | null } | null> {
+    const found = [...this.byEmail.values()].find((credentials) => credentials.user.id === userId);
+    return found ? { passwordHash: found.passwordHash, expiresAt: found.passwordExpiresAt } : null;
   }
 
   async updatePasswordHash(userId: number, passwordHash: string): Promise<void> {
@@ -132,10 +139,12 @@ async function setup(t: TestContext, env: Record<string, string> = {}) {
   const passwords = await PasswordChecker.create(TEST_PASSWORD_HASH_COST, hasher, () => clock.now());
   const accounts = new Accounts();
   accounts.byEmail.set(ALICE, {
-    user: { id: 1, email: ALICE, name: 'Alice', role: 'employee' },
+    user: { id: 1, email: ALICE, name: 'Alice', role: 'employee', mustChangePassword: false },
     passwordHash: await hashPassword(PASSWORD, TEST_PASSWORD_HASH_COST),
     devicesValidAfter: null,
     disabledAt: null,
+    passwordExpiresAt: null,
+    deviceKnown: false,
   });
   const events: SecurityEvent[] = [];
   const eventWatchers: ((event: SecurityEvent) => void)[] = [];
@@ -256,10 +265,12 @@ describe('attemptLogin', () => {
   it('answers a wrong password, an unknown email and a disabled account alike, after one check each, each a failure', async (t) => {
     const s = await setup(t);
     s.accounts.byEmail.set('carol@example.com', {
-      user: { id: 3, email: 'carol@example.com', name: 'Carol', role: 'employee' },
+      user: { id: 3, email: 'carol@example.com', name: 'Carol', role: 'employee', mustChangePassword: false },
       passwordHash: await hashPassword(PASSWORD, TEST_PASSWORD_HASH_COST),
       devicesValidAfter: null,
       disabledAt: 1,
+      passwordExpiresAt: null,
+      deviceKnown: false,
     });
     const outcomes = [
       s.attempt('198.51.100.1'),
@@ -326,8 +337,9 @@ describe('attemptLogin', () => {
     const s = await setup(t, { RATE_LIMIT_LOGIN_ACCOUNT: '2/15m' });
     await s.drain([s.attempt('198.51.100.1'), s.attempt('198.51.100.2')]);
     assert.deepEqual(
-      s.events.map((event) => `${event.type} ${event.control}`),
-      ['lock-started login-account'],
+      s.events.map((event) => `${event.type} ${event.control}`).sort(),
+      // Each failure is in the account's own events (docs/rules.md#accounts); the lock once.
+      ['lock-started login-account', 'sign-in-failed password', 'sign-in-failed password'],
     );
     const checks = s.hasher.started.length;
 
@@ -339,7 +351,7 @@ describe('attemptLogin', () => {
     assert.ok(outcome.refusal.decision.resetMs > 0, 'a wait to write as Retry-After');
     assert.equal(s.remaining('login-ip', '198.51.100.3'), 100, 'the address’s unit given back');
     assert.equal(s.hasher.started.length, checks, 'no check ran');
-    assert.equal(s.events.length, 1, 'a lock is recorded once, when it starts');
+    assert.equal(s.events.length, 3, 'a lock is recorded once, when it starts; a refusal is no failure');
     assert.deepEqual(s.login.gate.state().queued, { known: 0, shared: 0 }, 'its place left');
     assert.equal(s.login.gate.state().running, 0);
   });
@@ -348,17 +360,21 @@ describe('attemptLogin', () => {
     const s = await setup(t, { RATE_LIMIT_LOGIN_ACCOUNT: '1/15m' });
     // A failure that fills the budget starts a lock while it is settled: the slot is free by then.
     const runningWhenLocked: number[] = [];
-    s.onEvent(() => runningWhenLocked.push(s.login.gate.state().running));
+    s.onEvent((event) => {
+      if (event.type === 'lock-started') runningWhenLocked.push(s.login.gate.state().running);
+    });
     await s.drain([s.attempt('198.51.100.1')]);
     assert.deepEqual(runningWhenLocked, [0]);
 
     // A hash made at another cost is redone on the same slot, and stored once the slot is free.
     const bob = 'bob@example.com';
     s.accounts.byEmail.set(bob, {
-      user: { id: 2, email: bob, name: 'Bob', role: 'employee' },
+      user: { id: 2, email: bob, name: 'Bob', role: 'employee', mustChangePassword: false },
       passwordHash: await hashPassword(PASSWORD, TEST_PASSWORD_HASH_COST * 2),
       devicesValidAfter: null,
       disabledAt: null,
+      passwordExpiresAt: null,
+      deviceKnown: false,
     });
     const grants: string[] = [];
     s.login.gate.observe({ granted: (lane) => grants.push(lane) });
@@ -565,6 +581,8 @@ describe('attemptPasskeyLogin', () => {
     assert.deepEqual(await s.sign('alices-key', '198.51.100.4'), { kind: 'invalid' });
     assert.deepEqual(s.events, [
       { type: 'passkey-counter-refused', control: 'passkey', email: ALICE, address: '198.51.100.4' },
+      // A failure against an existing account is in its own events (docs/rules.md#accounts).
+      { type: 'sign-in-failed', control: 'passkey', email: ALICE, address: '198.51.100.4' },
     ]);
     s.ceremonies.outcome = { ok: true, counter: 2 };
     s.passkeys.recordUseAnswer = false;

@@ -1,14 +1,20 @@
 // The typed client keeps its own copy of the contract (it imports nothing from the server): this fails when the copies drift.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { PASSWORD_REFUSALS, type PasswordRefusal } from '../../src/auth/password-rules.ts';
 import {
   API_ERROR_CODES,
   BULK_MAX_TASKS,
+  MAX_PASSWORD_LENGTH as CLIENT_MAX_PASSWORD_LENGTH,
+  MIN_PASSWORD_LENGTH as CLIENT_MIN_PASSWORD_LENGTH,
   WORK_BITS_MAX as CLIENT_WORK_BITS_MAX,
+  type AdminUser as ClientAdminUser,
   type Client as ClientClient,
   type ControlName as ClientControlName,
+  type Device as ClientDevice,
   type ClientErrorCode,
   type Role as ClientRole,
+  type Session as ClientSession,
   type Task as ClientTask,
   type TaskStatus as ClientTaskStatus,
   type User as ClientUser,
@@ -19,12 +25,17 @@ import {
   type LoginPressure,
   PASSKEY_NAME_MAX,
   PASSKEYS_MAX,
+  PASSWORD_REFUSAL_REASONS,
   type Passkey,
+  type PasswordRefusalReason,
   type ServerErrorCode,
   TASK_STATUSES,
 } from '../../src/client/index.ts';
+import type { AdminUser } from '../../src/db/repositories/admin-users.ts';
 import type { Client } from '../../src/db/repositories/clients.ts';
+import type { Device } from '../../src/db/repositories/known-devices.ts';
 import type { Passkey as ServerPasskey } from '../../src/db/repositories/passkeys.ts';
+import type { SessionListing } from '../../src/db/repositories/sessions.ts';
 import {
   TASK_STATUSES as SERVER_TASK_STATUSES,
   type Task,
@@ -33,6 +44,8 @@ import {
 import type { Role, User } from '../../src/db/repositories/users.ts';
 import { ERRORS, type ErrorCode } from '../../src/errors.ts';
 import {
+  MAX_PASSWORD_LENGTH,
+  MIN_PASSWORD_LENGTH,
   BULK_MAX_TASKS as SERVER_BULK_MAX_TASKS,
   PASSKEY_NAME_MAX as SERVER_PASSKEY_NAME_MAX,
   PASSKEYS_MAX as SERVER_PASSKEYS_MAX,
@@ -97,6 +110,17 @@ describe('client contract', () => {
 
   it('reads GET /api/admin/login-pressure as the server writes it', () => {
     sameType<DeepMutable<LoginPressure>, LoginPressureReport>(true);
+  });
+
+  it('shapes sessions, devices, admin users and password refusals as the server does (accounts)', () => {
+    sameType<Mutable<Omit<ClientSession, 'current'>>, SessionListing>(true);
+    sameType<ClientSession['current'], boolean>(true);
+    sameType<Mutable<ClientDevice>, Device>(true);
+    sameType<Mutable<ClientAdminUser>, AdminUser>(true);
+    sameType<PasswordRefusalReason, PasswordRefusal>(true);
+    assert.deepEqual(PASSWORD_REFUSAL_REASONS, PASSWORD_REFUSALS);
+    assert.equal(CLIENT_MIN_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH);
+    assert.equal(CLIENT_MAX_PASSWORD_LENGTH, MAX_PASSWORD_LENGTH);
   });
 
   it('lists the task statuses of the server, in its order', () => {

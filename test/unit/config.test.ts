@@ -120,20 +120,36 @@ describe('loadConfig BOOTSTRAP_ADMIN_*', () => {
       BOOTSTRAP_ADMIN_EMAIL: 'r@x.org',
       BOOTSTRAP_ADMIN_PASSWORD: 'eleven-char',
     });
-    assert.deepEqual(tooShort, ['BOOTSTRAP_ADMIN_PASSWORD is too short: expected at least 12 characters']);
+    assert.deepEqual(tooShort, [
+      'BOOTSTRAP_ADMIN_PASSWORD is refused (too_short): Choose a longer password: at least 12 characters. A few unrelated words make one that is easy to remember.',
+    ]);
+    // The password rules of every account (auth/password-rules.ts), the first admin's included.
+    for (const [password, reason] of [
+      ['Password1234', 'common'],
+      ['qwerty123456', 'common'],
+      ['Rootadmin-2024-x', 'contains_email'],
+    ] as const)
+      assert.match(
+        problemsOf({
+          BOOTSTRAP_ADMIN_EMAIL: 'rootadmin@example.org',
+          BOOTSTRAP_ADMIN_PASSWORD: password,
+        })[0] ?? '',
+        new RegExp(`^BOOTSTRAP_ADMIN_PASSWORD is refused \\(${reason}\\)`),
+        password,
+      );
     assert.ok(!tooShort.join('\n').includes('eleven-char'));
   });
 
-  it('refuses a password the sign-in would refuse: over 1,024 characters, or with U+0000', () => {
+  it('refuses a password over 128 characters, or with U+0000 (which the sign-in refuses)', () => {
     const env = (password: string) => ({
       BOOTSTRAP_ADMIN_EMAIL: 'r@x.org',
       BOOTSTRAP_ADMIN_PASSWORD: password,
     });
     const withPassword = (password: string) => problemsOf(env(password));
-    const longest = 'é'.repeat(1024); // characters, as the sign-in's schema counts them, not bytes
+    const longest = 'é'.repeat(128); // characters, as a person counts them, not bytes
     assert.equal(loadConfig(env(longest)).bootstrapAdmin?.password, longest);
-    assert.deepEqual(withPassword('x'.repeat(1025)), [
-      'BOOTSTRAP_ADMIN_PASSWORD is too long: expected at most 1024 characters (the sign-in takes no more)',
+    assert.deepEqual(withPassword('é'.repeat(129)), [
+      'BOOTSTRAP_ADMIN_PASSWORD is refused (too_long): Choose a shorter password: at most 128 characters.',
     ]);
     assert.deepEqual(withPassword('twelve chars\u0000'), [
       'BOOTSTRAP_ADMIN_PASSWORD is not usable: it contains U+0000 or a lone surrogate, which the sign-in refuses',
@@ -474,5 +490,29 @@ describe('loadConfig PUBLIC_ORIGIN', () => {
       assert.equal(problems.length, 1, value);
       assert.match(problems[0]!, /^PUBLIC_ORIGIN=.* is invalid: expected an origin such as https:\/\//);
     }
+  });
+});
+
+describe('loadConfig PASSWORD_BREACH_API', () => {
+  it('is off by default, takes an http(s) base URL, and REQUIRED only with it', () => {
+    assert.deepEqual(loadConfig({}).passwordBreachApi, { url: null, required: false });
+    assert.deepEqual(
+      loadConfig({
+        PASSWORD_BREACH_API: 'https://api.pwnedpasswords.com',
+        PASSWORD_BREACH_API_REQUIRED: 'true',
+      }).passwordBreachApi,
+      { url: 'https://api.pwnedpasswords.com', required: true },
+    );
+    assert.match(
+      problemsOf({ PASSWORD_BREACH_API: 'ftp://x' })[0] ?? '',
+      /^PASSWORD_BREACH_API="ftp:\/\/x" is invalid/,
+    );
+    assert.deepEqual(problemsOf({ PASSWORD_BREACH_API_REQUIRED: 'true' }), [
+      'PASSWORD_BREACH_API_REQUIRED=true needs PASSWORD_BREACH_API: expected the base URL of a range API',
+    ]);
+    assert.match(
+      problemsOf({ PASSWORD_BREACH_API_REQUIRED: 'maybe' })[0] ?? '',
+      /PASSWORD_BREACH_API_REQUIRED/,
+    );
   });
 });

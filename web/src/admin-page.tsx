@@ -1,5 +1,5 @@
 // The Admin page: the login locks in force, each account unlocked with one click, and recent security events.
-import { useRef } from 'preact/hooks';
+import { useCallback, useRef } from 'preact/hooks';
 import type { ApiClient, LoginLock, LoginPressure, SecurityEvent, User } from '../../src/client/index.ts';
 import {
   controlLabel,
@@ -18,6 +18,9 @@ import { useLoginPressure } from './use-login-pressure.ts';
 import { useSecurityEvents } from './use-security-events.ts';
 import { duration } from './wording.ts';
 
+/** Events per request: a screenful, well under the server's 200. */
+const EVENTS_PER_PAGE = 20;
+
 interface Props {
   readonly client: ApiClient;
   readonly user: User;
@@ -32,7 +35,11 @@ export function AdminPage({ client, user, onSignedOut }: Props) {
   useFocusHandOff(section, heading);
   useDocumentTitle(VIEW_LABELS.admin);
   const trouble = useLoadTrouble(onSignedOut);
-  const events = useSecurityEvents(client, trouble);
+  const loadEvents = useCallback(
+    (cursor?: string) => client.securityEvents({ limit: EVENTS_PER_PAGE, cursor }),
+    [client],
+  );
+  const events = useSecurityEvents(loadEvents, trouble);
   const locks = useLoginLocks(client, trouble, onSignedOut, events.refresh);
   const pressure = useLoginPressure(client, trouble);
 

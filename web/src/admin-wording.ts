@@ -16,6 +16,16 @@ export const EVENT_LABELS: Readonly<Record<SecurityEventType, string>> = {
   'passkey-counter-refused': 'Passkey refused: its counter went back (a cloned authenticator?)',
   'sessions-ended': 'Signed out everywhere (its sessions ended)',
   'devices-forgotten': 'Known devices forgotten',
+  'signed-in': 'Signed in',
+  'signed-in-new-device': 'Signed in from a new browser',
+  'sign-in-failed': 'Failed sign-in',
+  'password-changed': 'Password changed (signed out everywhere else)',
+  'password-reset': 'Password reset by an admin (signed out everywhere)',
+  'session-ended': 'Signed out a session',
+  'other-sessions-ended': 'Signed out every other session',
+  'device-forgotten': 'Known device forgotten',
+  'account-renamed': 'Name changed',
+  'account-role-changed': 'Role changed',
 };
 
 /** What a control locks, in words: "Account (too many failed sign-ins)". */

@@ -1,11 +1,13 @@
-// The portal's shell: finds out who is signed in, shows the Login, Tasks or (admins) Admin page, and signs out.
+// The portal's shell: finds out who is signed in, shows the Login page, the change-password view a temporary password leads to, or the page the URL names, and signs out.
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { type ApiClient, isApiError, type User } from '../../src/client/index.ts';
 import { AccountPage } from './account-page.tsx';
 import { AdminPage } from './admin-page.tsx';
+import { ChangePasswordPage } from './change-password-page.tsx';
 import { retryDeadline } from './deadline.ts';
 import { LoginPage } from './login-page.tsx';
 import { PORTAL_NAME, useDocumentTitle } from './page-title.ts';
+import { PeoplePage } from './people-page.tsx';
 import { VIEW_HASHES, VIEW_LABELS, viewFromHash, viewsFor } from './portal-view.ts';
 import { TasksPage } from './tasks-page.tsx';
 import { useCountdown } from './use-countdown.ts';
@@ -17,10 +19,30 @@ type Session =
   | { readonly kind: 'signed-in'; readonly user: User }
   | { readonly kind: 'unavailable'; readonly text: string; readonly until: number | null };
 
-export function App({ client }: { client: ApiClient }) {
+interface Props {
+  readonly client: ApiClient;
+  /** Subscribes to the answers that say the signed-in user must choose a new password first. */
+  readonly onPasswordChangeRequired?: (listener: () => void) => () => void;
+}
+
+export function App({ client, onPasswordChangeRequired }: Props) {
   const [session, setSession] = useState<Session>({ kind: 'checking' });
   const [signOutError, setSignOutError] = useState<string | null>(null);
   const hash = useHash();
+
+  // A 403 PASSWORD_CHANGE_REQUIRED from any call (another tab signed in with a temporary password):
+  // the signed-in view gives way to the change-password view.
+  useEffect(
+    () =>
+      onPasswordChangeRequired?.(() =>
+        setSession((now) =>
+          now.kind === 'signed-in'
+            ? { kind: 'signed-in', user: { ...now.user, mustChangePassword: true } }
+            : now,
+        ),
+      ),
+    [onPasswordChangeRequired],
+  );
 
   const check = useCallback(async () => {
     setSession({ kind: 'checking' });
@@ -55,9 +77,17 @@ export function App({ client }: { client: ApiClient }) {
     setSession({ kind: 'signed-out', notice: 'You have signed out.' });
   };
 
-  const ended = (notice: string) => setSession({ kind: 'signed-out', notice });
-  const views = session.kind === 'signed-in' ? viewsFor(session.user) : [];
+  const ended = useCallback((notice: string) => setSession({ kind: 'signed-out', notice }), []);
+  // Until a temporary password is replaced, nothing but the change-password view opens.
+  const mustChange = session.kind === 'signed-in' && session.user.mustChangePassword === true;
+  const views = session.kind === 'signed-in' && !mustChange ? viewsFor(session.user) : [];
   const view = session.kind === 'signed-in' ? viewFromHash(session.user, hash) : 'tasks';
+  const passwordChosen = () =>
+    setSession((now) =>
+      now.kind === 'signed-in'
+        ? { kind: 'signed-in', user: { ...now.user, mustChangePassword: false } }
+        : now,
+    );
 
   return (
     <>
@@ -75,9 +105,11 @@ export function App({ client }: { client: ApiClient }) {
         {session.kind === 'signed-in' && (
           <span class="who">
             <span>{session.user.name}</span>
-            <a href={VIEW_HASHES.account} aria-current={view === 'account' ? 'page' : undefined}>
-              {VIEW_LABELS.account}
-            </a>
+            {!mustChange && (
+              <a href={VIEW_HASHES.account} aria-current={view === 'account' ? 'page' : undefined}>
+                {VIEW_LABELS.account}
+              </a>
+            )}
             <button type="button" class="secondary" onClick={signOut}>
               Sign out
             </button>
@@ -99,8 +131,17 @@ export function App({ client }: { client: ApiClient }) {
           />
         )}
         {session.kind === 'signed-in' &&
-          (view === 'admin' ? (
+          (mustChange ? (
+            <ChangePasswordPage
+              client={client}
+              user={session.user}
+              onSignedOut={ended}
+              onChanged={passwordChosen}
+            />
+          ) : view === 'admin' ? (
             <AdminPage client={client} user={session.user} onSignedOut={ended} />
+          ) : view === 'people' ? (
+            <PeoplePage client={client} user={session.user} onSignedOut={ended} />
           ) : view === 'account' ? (
             <AccountPage client={client} user={session.user} onSignedOut={ended} />
           ) : (

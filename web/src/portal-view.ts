@@ -1,10 +1,11 @@
-// Which page a signed-in person sees: Tasks for everyone, Admin too for admins, Account from the top bar, chosen by the URL's hash.
+// Which page a signed-in person sees: Tasks for everyone, People and Admin too for admins, Account from the top bar, chosen by the URL's hash.
 import type { User } from '../../src/client/index.ts';
 
-export type View = 'tasks' | 'admin' | 'account';
+export type View = 'tasks' | 'people' | 'admin' | 'account';
 
 export const VIEW_LABELS: Readonly<Record<View, string>> = {
   tasks: 'Tasks',
+  people: 'People',
   admin: 'Admin',
   account: 'Account',
 };
@@ -12,13 +13,14 @@ export const VIEW_LABELS: Readonly<Record<View, string>> = {
 /** The hash that opens each view, so a reload or the Back button keeps the page. */
 export const VIEW_HASHES: Readonly<Record<View, string>> = {
   tasks: '#tasks',
+  people: '#people',
   admin: '#admin',
   account: '#account',
 };
 
 /** The pages `user` may open, in navigation order: employees have only Tasks (and so no navigation). */
 export function viewsFor(user: Pick<User, 'role'>): readonly View[] {
-  return user.role === 'admin' ? ['tasks', 'admin'] : ['tasks'];
+  return user.role === 'admin' ? ['tasks', 'people', 'admin'] : ['tasks'];
 }
 
 /**

@@ -1,11 +1,11 @@
-// Recent security events for the admin page: the newest page, refreshed on request, older ones on demand.
+// Recent security events (the admin page's, an account's own): the newest page, refreshed on request, older ones on demand.
 import { useCallback, useEffect, useReducer, useState } from 'preact/hooks';
-import type { ApiClient } from '../../src/client/index.ts';
+import type { SecurityEventPage } from '../../src/client/index.ts';
 import { type EventList, eventListReducer, NO_EVENTS } from './security-event-pages.ts';
 import type { LoadTroubleHandle } from './use-load-trouble.ts';
 
-/** Events per request: a screenful, well under the server's 200. */
-export const EVENTS_PER_PAGE = 20;
+/** The call that reads one page: the newest without a cursor, older ones after it. Keep it stable (useCallback). */
+export type EventPageLoader = (cursor: string | undefined) => Promise<SecurityEventPage>;
 
 export interface SecurityEventsHandle extends EventList {
   readonly refresh: () => void;
@@ -14,7 +14,7 @@ export interface SecurityEventsHandle extends EventList {
 }
 
 export function useSecurityEvents(
-  client: ApiClient,
+  load: EventPageLoader,
   trouble: Pick<LoadTroubleHandle, 'report' | 'resumed'>,
 ): SecurityEventsHandle {
   const [list, dispatch] = useReducer(eventListReducer, NO_EVENTS);
@@ -26,7 +26,7 @@ export function useSecurityEvents(
   useEffect(() => {
     let current = true;
     dispatch({ type: 'loading' });
-    client.securityEvents({ limit: EVENTS_PER_PAGE }).then(
+    load(undefined).then(
       (page) => current && dispatch({ type: 'newest', page }),
       (failure: unknown) => {
         if (!current) return;
@@ -37,13 +37,13 @@ export function useSecurityEvents(
     return () => {
       current = false;
     };
-  }, [client, report, resumed, version]);
+  }, [load, report, resumed, version]);
 
   const older = () => {
     const cursor = list.nextCursor;
     if (cursor === null || list.loading) return;
     dispatch({ type: 'loading' });
-    client.securityEvents({ limit: EVENTS_PER_PAGE, cursor }).then(
+    load(cursor).then(
       (page) => dispatch({ type: 'older', after: cursor, page }),
       (failure: unknown) => {
         dispatch({ type: 'failed' });

@@ -1,7 +1,7 @@
 // Passkeys: an account's WebAuthn credentials (public key and signature counter kept, never listed), its user handle.
 import { randomBytes } from 'node:crypto';
 import { type Database, inTransaction, type Queryable } from '../database.ts';
-import type { User } from './users.ts';
+import { type User, userColumns } from './users.ts';
 
 /** What the account's owner sees of a passkey (docs/rules.md#passkeys): never the key or the counter. */
 export interface Passkey {
@@ -187,7 +187,7 @@ export class PasskeysRepository {
       }
     >(
       `SELECT p.id AS passkey_id, p.credential_id, p.public_key, p.counter, p.transports,
-              u.id, u.email, u.name, u.role, u.passkey_handle, u.disabled_at
+              ${userColumns('u')}, u.passkey_handle, u.disabled_at
          FROM passkeys p JOIN users u ON u.id = p.user_id
         WHERE p.credential_id = $1`,
       [credentialId],
@@ -199,7 +199,13 @@ export class PasskeysRepository {
       publicKey: row.public_key,
       counter: Number(row.counter),
       transports: row.transports,
-      user: { id: row.id, email: row.email, name: row.name, role: row.role },
+      user: {
+        id: row.id,
+        email: row.email,
+        name: row.name,
+        role: row.role,
+        mustChangePassword: row.mustChangePassword,
+      },
       userHandle: row.passkey_handle,
       disabledAt: row.disabled_at === null ? null : new Date(row.disabled_at).getTime(),
     };

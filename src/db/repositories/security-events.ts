@@ -103,6 +103,29 @@ export class SecurityEventsRepository {
   }
 
   /**
+   * Up to `limit` events about the account `email` (its normal form), newest first, strictly older
+   * than `before`: its owner's own list (docs/rules.md#accounts).
+   */
+  async newestFirstAbout(
+    email: string,
+    limit: number,
+    before?: SecurityEventPosition,
+  ): Promise<StoredSecurityEvent[]> {
+    const rows = before
+      ? await this.db.query<SecurityEventRow>(
+          `SELECT ${COLUMNS} FROM security_events
+            WHERE email = $1 AND (at, id) < (to_timestamp($2 / 1000.0), $3::bigint)
+            ORDER BY at DESC, id DESC LIMIT $4`,
+          [email, before.atMs, before.id, limit],
+        )
+      : await this.db.query<SecurityEventRow>(
+          `SELECT ${COLUMNS} FROM security_events WHERE email = $1 ORDER BY at DESC, id DESC LIMIT $2`,
+          [email, limit],
+        );
+    return rows.map(toEvent);
+  }
+
+  /**
    * Deletes every event older than `cutoffMs`, `batch` rows per statement (oldest first, by the
    * time index), until a statement finds fewer; answers how many went. One DELETE of a large
    * backlog could outlast the statement timeout for ever, each cancelled try undoing its work; a

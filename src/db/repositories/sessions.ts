@@ -1,13 +1,57 @@
 // Server-side sessions, keyed by the digest of the session id, so any instance can serve any user.
 import type { Queryable } from '../database.ts';
-import { maySignInSql, type User } from './users.ts';
+import { maySignInSql, type User, userColumns } from './users.ts';
 
 export interface SessionRecord {
   user: User;
   expiresAt: number;
   /** When the session signed in (epoch ms), or null for a session made before that was recorded. */
   signedInAt: number | null;
+  /** The id its owner sees in the list of sessions: random, never the cookie's id nor its digest. */
+  publicId: string;
+  /** When a request last used it (epoch ms), as last written: at most a minute behind. */
+  lastSeenAt: number;
 }
+
+/** A session as its owner sees it in the list (docs/rules.md#accounts). */
+export interface SessionListing {
+  /** The public id. */
+  id: string;
+  /** ISO-8601, UTC. */
+  createdAt: string;
+  lastSeenAt: string;
+  userAgent: string | null;
+}
+
+/** What the database keeps of a new session; the id's digest, never the id. */
+export interface NewSession {
+  readonly idHash: string;
+  readonly userId: number;
+  /** Epoch ms. */
+  readonly expiresAt: number;
+  /** Epoch ms: when it signed in (also its creation and first use). */
+  readonly signedInAt: number;
+  readonly userAgent: string | null;
+}
+
+/**
+ * The channel on which an account's change is announced (its id as the payload): its sessions
+ * ended, its role, name or password changed. Every instance listens and drops what it cached of
+ * that account, so the change holds on every instance at once (auth/sessions.ts).
+ */
+export const ACCOUNT_CHANGES_CHANNEL = 'tp_account_changes';
+
+/**
+ * Announces that `userId`'s account changed. Inside a transaction PostgreSQL delivers it at
+ * commit, so no instance drops its cache before the change is visible, nor misses it after.
+ */
+export async function announceAccountChange(db: Queryable, userId: number): Promise<void> {
+  await db.query('SELECT pg_notify($1, $2)', [ACCOUNT_CHANGES_CHANNEL, String(userId)]);
+}
+
+type Timestamp = Date | string;
+const ms = (value: Timestamp) => new Date(value).getTime();
+const iso = (value: Timestamp) => new Date(value).toISOString();
 
 export class SessionsRepository {
   private readonly db: Queryable;
@@ -16,10 +60,12 @@ export class SessionsRepository {
     this.db = db;
   }
 
-  async create(idHash: string, userId: number, expiresAt: Date, signedInAt: Date): Promise<void> {
+  async create(session: NewSession): Promise<void> {
+    const at = new Date(session.signedInAt).toISOString();
     await this.db.query(
-      'INSERT INTO sessions (id_hash, user_id, expires_at, signed_in_at) VALUES ($1, $2, $3, $4)',
-      [idHash, userId, expiresAt.toISOString(), signedInAt.toISOString()],
+      `INSERT INTO sessions (id_hash, user_id, expires_at, signed_in_at, created_at, last_seen_at, user_agent)
+       VALUES ($1, $2, $3, $4, $4, $4, $5)`,
+      [session.idHash, session.userId, new Date(session.expiresAt).toISOString(), at, session.userAgent],
     );
   }
 
@@ -30,29 +76,102 @@ export class SessionsRepository {
    */
   async find(idHash: string, now: Date): Promise<SessionRecord | null> {
     const [row] = await this.db.query<
-      User & { expires_at: Date | string; signed_in_at: Date | string | null }
+      User & {
+        expires_at: Timestamp;
+        signed_in_at: Timestamp | null;
+        public_id: string;
+        last_seen_at: Timestamp | null;
+        created_at: Timestamp;
+      }
     >(
-      `SELECT u.id, u.email, u.name, u.role, s.expires_at, s.signed_in_at
+      `SELECT ${userColumns('u')}, s.expires_at, s.signed_in_at, s.public_id, s.last_seen_at, s.created_at
          FROM sessions s JOIN users u ON u.id = s.user_id
         WHERE s.id_hash = $1 AND s.expires_at > $2 AND ${maySignInSql('u')}`,
       [idHash, now.toISOString()],
     );
     if (!row) return null;
-    const { expires_at, signed_in_at, ...user } = row;
+    const { expires_at, signed_in_at, public_id, last_seen_at, created_at, ...user } = row;
     return {
       user,
-      expiresAt: new Date(expires_at).getTime(),
-      signedInAt: signed_in_at === null ? null : new Date(signed_in_at).getTime(),
+      expiresAt: ms(expires_at),
+      signedInAt: signed_in_at === null ? null : ms(signed_in_at),
+      publicId: public_id,
+      lastSeenAt: ms(last_seen_at ?? created_at),
     };
   }
 
-  async delete(idHash: string): Promise<void> {
-    await this.db.query('DELETE FROM sessions WHERE id_hash = $1', [idHash]);
+  /**
+   * Records that the session was used at `at`, unless some instance did so since `notBefore`: the
+   * one write a minute that keeps `lastSeenAt` fresh (several instances serving one session do not
+   * each write).
+   */
+  async touch(idHash: string, at: number, notBefore: number): Promise<void> {
+    await this.db.query(
+      `UPDATE sessions SET last_seen_at = $2
+        WHERE id_hash = $1 AND (last_seen_at IS NULL OR last_seen_at < $3)`,
+      [idHash, new Date(at).toISOString(), new Date(notBefore).toISOString()],
+    );
   }
 
-  /** Ends every session of the user (a disabled account); answers how many there were. */
+  /** The user's live sessions at `now`, the most recently used first. */
+  async listForUser(userId: number, now: number): Promise<(SessionListing & { idHash: string })[]> {
+    const rows = await this.db.query<{
+      id_hash: string;
+      public_id: string;
+      created_at: Timestamp;
+      last_seen_at: Timestamp | null;
+      user_agent: string | null;
+    }>(
+      `SELECT id_hash, public_id, created_at, last_seen_at, user_agent FROM sessions
+        WHERE user_id = $1 AND expires_at > $2
+        ORDER BY COALESCE(last_seen_at, created_at) DESC, created_at DESC`,
+      [userId, new Date(now).toISOString()],
+    );
+    return rows.map((row) => ({
+      idHash: row.id_hash,
+      id: row.public_id,
+      createdAt: iso(row.created_at),
+      lastSeenAt: iso(row.last_seen_at ?? row.created_at),
+      userAgent: row.user_agent,
+    }));
+  }
+
+  /** Ends one session (a logout), and announces its account's change so no instance serves it from a cache. */
+  async delete(idHash: string): Promise<void> {
+    await this.db.query(
+      `WITH gone AS (DELETE FROM sessions WHERE id_hash = $1 RETURNING user_id)
+       SELECT pg_notify($2, user_id::text) FROM gone`,
+      [idHash, ACCOUNT_CHANGES_CHANNEL],
+    );
+  }
+
+  // Ending sessions announces the account's change (ACCOUNT_CHANGES_CHANNEL), in the caller's
+  // transaction if there is one: every instance then stops serving them from its cache.
+
+  /** Ends the user's session with this public id; false when the user has none such (another's, ended, unknown). */
+  async deleteByPublicId(userId: number, publicId: string): Promise<boolean> {
+    const rows = await this.db.query(
+      'DELETE FROM sessions WHERE user_id = $1 AND public_id = $2 RETURNING 1',
+      [userId, publicId],
+    );
+    if (rows.length > 0) await announceAccountChange(this.db, userId);
+    return rows.length > 0;
+  }
+
+  /** Ends every session of the user but the one with digest `keepIdHash`; answers how many ended. */
+  async deleteOthers(userId: number, keepIdHash: string): Promise<number> {
+    const rows = await this.db.query(
+      'DELETE FROM sessions WHERE user_id = $1 AND id_hash <> $2 RETURNING 1',
+      [userId, keepIdHash],
+    );
+    if (rows.length > 0) await announceAccountChange(this.db, userId);
+    return rows.length;
+  }
+
+  /** Ends every session of the user (a disabled account, a reset); answers how many there were. */
   async deleteForUser(userId: number): Promise<number> {
     const rows = await this.db.query('DELETE FROM sessions WHERE user_id = $1 RETURNING 1', [userId]);
+    await announceAccountChange(this.db, userId);
     return rows.length;
   }
 

@@ -17,6 +17,8 @@ export interface User {
   email: string;
   name: string;
   role: Role;
+  /** True while the account signs in with a temporary password: it must choose its own first. */
+  mustChangePassword: boolean;
 }
 
 /** An account as the account command line lists it. */
@@ -25,7 +27,11 @@ export interface Account extends User {
   disabledAt: number | null;
 }
 
-const COLUMNS = 'id, email, name, role';
+/** The columns of a User, from the users table aliased `alias`. */
+export const userColumns = (alias: string): string =>
+  `${alias}.id, ${alias}.email, ${alias}.name, ${alias}.role, ${alias}.must_change_password AS "mustChangePassword"`;
+
+const COLUMNS = userColumns('users');
 
 /**
  * THE rule of who may sign in, as SQL on the users table aliased `alias`: an account that is not
@@ -38,6 +44,11 @@ export function accountMaySignIn(account: { readonly disabledAt: number | null }
   return account.disabledAt === null;
 }
 
+/** Whether the account's password signs in at `now`: a temporary one only until it expires. */
+export function passwordUsable(account: { readonly passwordExpiresAt: number | null }, now: number): boolean {
+  return account.passwordExpiresAt === null || now < account.passwordExpiresAt;
+}
+
 export interface Credentials {
   user: User;
   passwordHash: string;
@@ -45,6 +56,13 @@ export interface Credentials {
   devicesValidAfter: number | null;
   /** When the account was disabled (epoch ms), or null: see accountMaySignIn. */
   disabledAt: number | null;
+  /** When a temporary password stops signing in (epoch ms); null for a password of the owner's own. */
+  passwordExpiresAt: number | null;
+  /**
+   * Whether the device the login presents (its id, from a valid device cookie) is a known device of
+   * this account: issued to it and not forgotten since. False when no device id was given.
+   */
+  deviceKnown: boolean;
 }
 
 type Timestamp = Date | string | null;
@@ -64,13 +82,15 @@ export class UsersRepository {
    * limiter keys accounts by the normal form. A disabled account is found too: the login checks its
    * password all the same and then refuses it (accountMaySignIn), as it would a wrong password.
    */
-  async findCredentials(email: string): Promise<Credentials | null> {
-    const row = await this.findRow(email);
+  async findCredentials(email: string, deviceId: string | null = null): Promise<Credentials | null> {
+    const row = await this.findRow(email, deviceId);
     if (!row) return null;
     const {
       password_hash: passwordHash,
       devices_valid_after: validAfter,
       disabled_at: disabledAt,
+      password_expires_at: expiresAt,
+      device_known: deviceKnown,
       ...user
     } = row;
     return {
@@ -78,7 +98,18 @@ export class UsersRepository {
       passwordHash,
       devicesValidAfter: epochMs(validAfter),
       disabledAt: epochMs(disabledAt),
+      passwordExpiresAt: epochMs(expiresAt),
+      deviceKnown,
     };
+  }
+
+  /** The account's password hash and the time its temporary password expires; null when no such user. */
+  async passwordOf(userId: number): Promise<{ passwordHash: string; expiresAt: number | null } | null> {
+    const [row] = await this.db.query<{ password_hash: string; password_expires_at: Timestamp }>(
+      'SELECT password_hash, password_expires_at FROM users WHERE id = $1',
+      [userId],
+    );
+    return row ? { passwordHash: row.password_hash, expiresAt: epochMs(row.password_expires_at) } : null;
   }
 
   /**
@@ -118,25 +149,60 @@ export class UsersRepository {
     return rows.map((row) => ({ parameters: row.parameters, accounts: Number(row.accounts) }));
   }
 
-  private async findRow(email: string) {
+  /** The account's row by email, with whether `deviceId` is one of its known devices (one query). */
+  private async findRow(email: string, deviceId: string | null = null) {
     const normal = normaliseEmail(email);
     const rows = await this.db.query<
-      User & { password_hash: string; devices_valid_after: Timestamp; disabled_at: Timestamp }
+      User & {
+        password_hash: string;
+        devices_valid_after: Timestamp;
+        disabled_at: Timestamp;
+        password_expires_at: Timestamp;
+        device_known: boolean;
+      }
     >(
-      `SELECT ${COLUMNS}, password_hash, devices_valid_after, disabled_at FROM users WHERE lower(email) = lower($1)`,
-      [normal],
+      `SELECT ${COLUMNS}, password_hash, devices_valid_after, disabled_at, password_expires_at,
+              ($2::text IS NOT NULL AND EXISTS (
+                SELECT 1 FROM device_cookies c JOIN known_devices d ON d.id = c.known_device_id
+                 WHERE c.device_id = $2::text AND d.user_id = users.id
+              )) AS device_known
+         FROM users WHERE lower(email) = lower($1)`,
+      [normal, deviceId],
     );
     return rows.find((candidate) => normaliseEmail(candidate.email) === normal) ?? null;
   }
 
+  /** The same password at today's cost (a rehash at login): whether it is temporary does not change. */
   async updatePasswordHash(userId: number, passwordHash: string): Promise<void> {
     await this.db.query('UPDATE users SET password_hash = $2 WHERE id = $1', [userId, passwordHash]);
+  }
+
+  /**
+   * Gives the account a password of its own (the owner's change, the command line's): no longer
+   * temporary, nothing left to change.
+   */
+  async setPassword(userId: number, passwordHash: string): Promise<void> {
+    await this.db.query(
+      `UPDATE users SET password_hash = $2, must_change_password = false, password_expires_at = NULL
+        WHERE id = $1`,
+      [userId, passwordHash],
+    );
+  }
+
+  /** Gives the account a temporary password that signs in until `expiresAt` (epoch ms) and must be changed. */
+  async setTemporaryPassword(userId: number, passwordHash: string, expiresAt: number): Promise<boolean> {
+    const rows = await this.db.query(
+      `UPDATE users SET password_hash = $2, must_change_password = true, password_expires_at = $3
+        WHERE id = $1 RETURNING 1`,
+      [userId, passwordHash, new Date(expiresAt).toISOString()],
+    );
+    return rows.length > 0;
   }
 
   /** The reassignment targets: employees that may sign in. */
   async listEmployees(): Promise<User[]> {
     return this.db.query<User>(
-      `SELECT ${COLUMNS} FROM users u WHERE role = 'employee' AND ${maySignInSql('u')} ORDER BY name, id`,
+      `SELECT ${userColumns('u')} FROM users u WHERE role = 'employee' AND ${maySignInSql('u')} ORDER BY name, id`,
     );
   }
 
@@ -157,26 +223,42 @@ export class UsersRepository {
     name: string;
     role: Role;
     passwordHash: string;
+    /** A temporary password (an admin's add): signs in until then (epoch ms), and must be changed. */
+    temporaryUntil?: number;
+    /** The app's clock (epoch ms); the database's own time when not given. */
+    at?: number;
   }): Promise<User | null> {
     if (await this.findRow(account.email)) return null;
+    const temporary = account.temporaryUntil !== undefined;
     const [row] = await this.db.query<User>(
-      `INSERT INTO users (email, name, role, password_hash) VALUES ($1, $2, $3, $4)
+      `INSERT INTO users (email, name, role, password_hash, must_change_password, password_expires_at, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, COALESCE($7::timestamptz, now()))
        ON CONFLICT ((lower(email))) DO NOTHING RETURNING ${COLUMNS}`,
-      [normaliseEmail(account.email), account.name, account.role, account.passwordHash],
+      [
+        normaliseEmail(account.email),
+        account.name,
+        account.role,
+        account.passwordHash,
+        temporary,
+        temporary ? new Date(account.temporaryUntil!).toISOString() : null,
+        account.at === undefined ? null : new Date(account.at).toISOString(),
+      ],
     );
     return row ?? null;
   }
 
   /**
-   * Disables the account at `at` (epoch ms) and revokes its device cookies issued until then;
-   * false when it was disabled already. Its sessions are the sessions repository's to delete.
+   * Disables the account at `at` (epoch ms) and forgets its known devices (their rows, and the
+   * cookies issued until then); false when it was disabled already. Its sessions are the sessions repository's to delete.
    */
   async disable(userId: number, at: number): Promise<boolean> {
     const rows = await this.db.query(
       'UPDATE users SET disabled_at = $2, devices_valid_after = $2 WHERE id = $1 AND disabled_at IS NULL RETURNING id',
       [userId, new Date(at).toISOString()],
     );
-    return rows.length > 0;
+    if (rows.length === 0) return false;
+    await this.db.query('DELETE FROM known_devices WHERE user_id = $1', [userId]);
+    return true;
   }
 
   /**
@@ -188,6 +270,8 @@ export class UsersRepository {
       `UPDATE users SET devices_valid_after = GREATEST(COALESCE(devices_valid_after, $2), $2) WHERE id = $1`,
       [userId, new Date(at).toISOString()],
     );
+    // Their rows go too: the owner's list of known devices is empty after it.
+    await this.db.query('DELETE FROM known_devices WHERE user_id = $1', [userId]);
   }
 
   /** Lets a disabled account sign in again; false when it was not disabled. */

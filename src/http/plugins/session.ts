@@ -14,14 +14,16 @@ declare module 'fastify' {
     readonly sessionId: string | null;
     /** When the caller's session signed in (epoch ms), for what asks for a recent sign-in; null if unknown. */
     readonly signedInAt: number | null;
+    /** The public id of the caller's session (the list of sessions marks it current); null signed out. */
+    readonly sessionPublicId: string | null;
   }
 }
 
 export const sessionPlugin = fp<{ sessions: SessionService }>(
   async (app, { sessions }) => {
-    // One property set per request, the resolved session; `user`, `sessionId` and `signedInAt`
-    // read it. Fastify sets every decorated value on each new request through one megamorphic keyed
-    // store (measured: docs/architecture.md); getters live on the prototype and cost none.
+    // One property set per request, the resolved session; `user`, `sessionId`, `signedInAt` and
+    // `sessionPublicId` read it. Fastify sets every decorated value on each new request through one
+    // megamorphic keyed store (measured: docs/architecture.md); getters live on the prototype and cost none.
     const kSession = Symbol('session');
     type WithSession = FastifyRequest & { [kSession]: ResolvedSession | null };
     app.decorateRequest(kSession, null);
@@ -38,6 +40,11 @@ export const sessionPlugin = fp<{ sessions: SessionService }>(
     app.decorateRequest('signedInAt', {
       getter() {
         return (this as WithSession)[kSession]?.signedInAt ?? null;
+      },
+    });
+    app.decorateRequest('sessionPublicId', {
+      getter() {
+        return (this as WithSession)[kSession]?.publicId ?? null;
       },
     });
     // An onRequest hook, after @fastify/cookie's: the rate limiter's hook, which keys by user, comes

@@ -2,7 +2,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { DEVICE_COOKIE } from '../../auth/devices.ts';
 import { ApiError, errorBody } from '../../errors.ts';
-import { PASSWORD_MAX_LENGTH } from '../../limits.ts';
+import { SIGN_IN_PASSWORD_MAX_LENGTH } from '../../limits.ts';
 import { attemptLogin } from '../../login/attempt-login.ts';
 import type { WorkChallenge } from '../../login/outcome.ts';
 import type { WorkSolution } from '../../login/work-challenges.ts';
@@ -26,6 +26,8 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
   const { sessions, login } = services;
 
   app.get('/api/csrf-token', {
+    // A session whose temporary password is still to change needs the token to change it.
+    config: { access: 'anyone' },
     schema: {
       tags: ['auth'],
       summary: 'Get the CSRF token to send as x-csrf-token on unsafe requests (login included)',
@@ -56,7 +58,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
         additionalProperties: false,
         properties: {
           email: { type: 'string', minLength: 1, maxLength: 254 },
-          password: { type: 'string', minLength: 1, maxLength: PASSWORD_MAX_LENGTH },
+          password: { type: 'string', minLength: 1, maxLength: SIGN_IN_PASSWORD_MAX_LENGTH },
           work: workSolutionSchema,
         },
       },
@@ -76,7 +78,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
       });
       switch (outcome.kind) {
         case 'signed-in':
-          return signIn(app, services, request, reply, outcome.user);
+          return signIn(app, services, request, reply, outcome.user, 'password');
         case 'refused':
           return sendRefusal(reply, outcome.refusal);
         case 'busy':
@@ -88,7 +90,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
   });
 
   app.post('/api/auth/logout', {
-    config: { access: 'user' },
+    config: { access: 'signed-in' },
     schema: {
       tags: ['auth'],
       summary: 'Sign out (ends the session on the server)',
@@ -109,7 +111,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
   });
 
   app.get('/api/auth/me', {
-    config: { access: 'user' },
+    config: { access: 'signed-in' },
     schema: {
       tags: ['auth'],
       summary: 'The signed-in user',

@@ -69,7 +69,7 @@ export async function passkeyLoginRoutes(
       });
       switch (outcome.kind) {
         case 'signed-in':
-          return signIn(app, services, request, reply, outcome.user);
+          return signIn(app, services, request, reply, outcome.user, 'passkey');
         case 'refused':
           return sendRefusal(reply, outcome.refusal);
         case 'invalid':

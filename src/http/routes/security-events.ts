@@ -1,5 +1,6 @@
-// The admin's read of security events, newest first, one keyset page at a time (docs/rules.md#known-devices).
+// Security events, newest first, one keyset page at a time: every event for admins (docs/rules.md#known-devices), one's own account's for its owner (docs/rules.md#accounts).
 import type { FastifyInstance } from 'fastify';
+import { normaliseEmail } from '../../email.ts';
 import { SECURITY_EVENT_TYPES } from '../../security-event.ts';
 import { keysetCursor } from '../cursor.ts';
 import type { Services } from '../services.ts';
@@ -25,6 +26,18 @@ const eventSchema = {
   },
 } as const;
 
+/** An owner's own events come 50 a page (docs/rules.md#accounts). */
+export const OWN_EVENTS_PAGE = 50;
+
+const pageSchema = {
+  type: 'object',
+  required: ['events', 'nextCursor'],
+  properties: {
+    events: { type: 'array', items: eventSchema },
+    nextCursor: { type: ['string', 'null'] },
+  },
+} as const;
+
 export async function securityEventRoutes(
   app: FastifyInstance,
   { services }: { services: Services },
@@ -44,16 +57,7 @@ export async function securityEventRoutes(
           cursor: { type: 'string', maxLength: 64 },
         },
       },
-      response: {
-        200: {
-          type: 'object',
-          required: ['events', 'nextCursor'],
-          properties: {
-            events: { type: 'array', items: eventSchema },
-            nextCursor: { type: ['string', 'null'] },
-          },
-        },
-      },
+      response: { 200: pageSchema },
     },
     handler: async (request) => {
       const { limit, cursor } = request.query;
@@ -63,6 +67,33 @@ export async function securityEventRoutes(
         position ? { atMs: position[0]!, id: position[1]! } : undefined,
       );
       const page = cursors.page(rows, limit, (event) => [Date.parse(event.at), event.id]);
+      return { events: page.rows, nextCursor: page.nextCursor };
+    },
+  });
+
+  app.get<{ Querystring: { cursor?: string } }>('/api/auth/security-events', {
+    config: { access: 'user' },
+    schema: {
+      tags: ['account'],
+      summary:
+        "Your own account's security events, newest first, 50 a page: sign-ins (from a new browser or a known one), " +
+        'failed ones, locks, password changes, sessions ended, devices forgotten, passkeys, and what an admin changed',
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { cursor: { type: 'string', maxLength: 64 } },
+      },
+      response: { 200: pageSchema },
+    },
+    handler: async (request) => {
+      const { cursor } = request.query;
+      const position = cursor ? cursors.decode(cursor) : null;
+      const rows = await securityEvents.newestFirstAbout(
+        normaliseEmail(request.user!.email),
+        OWN_EVENTS_PAGE + 1,
+        position ? { atMs: position[0]!, id: position[1]! } : undefined,
+      );
+      const page = cursors.page(rows, OWN_EVENTS_PAGE, (event) => [Date.parse(event.at), event.id]);
       return { events: page.rows, nextCursor: page.nextCursor };
     },
   });

@@ -1,0 +1,78 @@
+// A sign-in's writes in one statement: the new session, the browser's known-device row, the account's last sign-in, its security event.
+import type { Queryable } from '../database.ts';
+import { KNOWN_DEVICES_MAX } from './known-devices.ts';
+import type { NewSession } from './sessions.ts';
+
+export interface SignInWrite {
+  readonly session: NewSession;
+  /** The device id of the cookie this sign-in issues. */
+  readonly deviceId: string;
+  /**
+   * The device id of a valid cookie for this very account that the browser presented, if any: the
+   * new cookie joins that browser's device (the same Device; its older cookies stay known until they
+   * expire) instead of making a new one.
+   */
+  readonly previousDeviceId: string | null;
+  /** The security event: how (`password`, `passkey`), whose account (normal form), from where. */
+  readonly event: {
+    readonly control: string;
+    readonly email: string;
+    readonly address: string | null;
+    readonly instance: string;
+  };
+}
+
+/**
+ * Writes a sign-in: one statement, so one round trip and all or nothing. The event says whether the
+ * browser was known (`signed-in`) or new (`signed-in-new-device`); answers the same. An account
+ * keeps at most KNOWN_DEVICES_MAX devices: a new one beyond forgets the least recently used.
+ */
+export async function writeSignIn(db: Queryable, write: SignInWrite): Promise<{ newDevice: boolean }> {
+  const { session, event } = write;
+  const [row] = await db.query<{ known: boolean }>(
+    `WITH session AS (
+       INSERT INTO sessions (id_hash, user_id, expires_at, signed_in_at, created_at, last_seen_at, user_agent)
+       VALUES ($1, $2, $4::timestamptz, $3::timestamptz, $3::timestamptz, $3::timestamptz, $5::text)
+     ), previous AS (
+       SELECT d.id FROM device_cookies c JOIN known_devices d ON d.id = c.known_device_id
+        WHERE c.device_id = $7::text AND d.user_id = $2
+     ), renewed AS (
+       UPDATE known_devices SET last_used_at = $3::timestamptz, user_agent = $5::text
+        WHERE id IN (SELECT id FROM previous) RETURNING id
+     ), added AS (
+       INSERT INTO known_devices (user_id, created_at, last_used_at, user_agent)
+       SELECT $2, $3::timestamptz, $3::timestamptz, $5::text WHERE NOT EXISTS (SELECT 1 FROM previous)
+       RETURNING id
+     ), cookie AS (
+       INSERT INTO device_cookies (device_id, known_device_id, issued_at)
+       SELECT $6, id, $3::timestamptz FROM (SELECT id FROM renewed UNION ALL SELECT id FROM added) AS device
+     ), trimmed AS (
+       DELETE FROM known_devices WHERE NOT EXISTS (SELECT 1 FROM previous) AND id IN (
+         SELECT id FROM known_devices WHERE user_id = $2 ORDER BY last_used_at DESC, id DESC OFFSET $12::int - 1
+       )
+     ), signed AS (
+       UPDATE users SET last_sign_in_at = $3::timestamptz WHERE id = $2
+     ), event AS (
+       INSERT INTO security_events (at, type, control, email, address, instance)
+       SELECT $3::timestamptz,
+              CASE WHEN EXISTS (SELECT 1 FROM previous) THEN 'signed-in' ELSE 'signed-in-new-device' END,
+              $8, $9, $10, $11
+     )
+     SELECT EXISTS (SELECT 1 FROM previous) AS known`,
+    [
+      session.idHash,
+      session.userId,
+      new Date(session.signedInAt).toISOString(),
+      new Date(session.expiresAt).toISOString(),
+      session.userAgent,
+      write.deviceId,
+      write.previousDeviceId,
+      event.control,
+      event.email,
+      event.address,
+      event.instance,
+      KNOWN_DEVICES_MAX,
+    ],
+  );
+  return { newDevice: row?.known !== true };
+}

@@ -1,0 +1,64 @@
+// "Recent activity": the security events about the signed-in account, newest first, older ones on request.
+import type { SecurityEvent } from '../../src/client/index.ts';
+import { EVENT_LABELS } from './admin-wording.ts';
+import { whileBusy } from './focus-hand-off.ts';
+import type { SecurityEventsHandle } from './use-security-events.ts';
+
+export function ActivityPanel({ events }: { events: SecurityEventsHandle }) {
+  return (
+    <section class="panel" aria-labelledby="activity-title">
+      <div class="panel-head">
+        <h2 id="activity-title" tabIndex={-1}>
+          Recent activity
+        </h2>
+        <button type="button" class="secondary" {...whileBusy(events.loading, events.refresh)}>
+          Refresh activity
+        </button>
+      </div>
+      <p class="hint">
+        Sign-ins, failed sign-ins, password changes and what an admin changed on your account, newest first.
+        If you do not recognise something, change your password and end your other sessions.
+      </p>
+      <ActivityTable events={events.events} busy={events.loading} />
+      {events.nextCursor !== null && (
+        <div class="pager">
+          <button type="button" data-hand-off="activity-title" {...whileBusy(events.loading, events.older)}>
+            Show older activity
+          </button>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function ActivityTable({ events, busy }: { events: readonly SecurityEvent[]; busy: boolean }) {
+  if (events.length === 0)
+    return busy ? <p aria-busy="true">Loading your activity…</p> : <p class="empty">No activity yet.</p>;
+  return (
+    <table class="data" id="account-activity" aria-labelledby="activity-title" aria-busy={busy}>
+      <thead>
+        <tr>
+          <th scope="col">Time</th>
+          <th scope="col">What happened</th>
+          <th scope="col">From address</th>
+        </tr>
+      </thead>
+      <tbody>
+        {events.map((event) => (
+          <tr key={event.id} data-event-type={event.type}>
+            <td data-label="Time">
+              <time dateTime={event.at}>{new Date(event.at).toLocaleString()}</time>
+            </td>
+            <td data-label="What happened">
+              {EVENT_LABELS[event.type] ?? event.type}
+              {event.actorId !== null && <span class="hint"> (by an admin)</span>}
+            </td>
+            <td data-label="From address" class="subject">
+              {event.address ?? '—'}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { hashPassword } from '../../src/auth/passwords.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
-import { resetDemoTasks, seedDemo } from '../../src/db/seed.ts';
+import { DEMO_ACCOUNTS, DEMO_PASSWORD, resetDemoTasks, seedDemo } from '../../src/db/seed.ts';
 import { POSTGRES_URL } from './services.ts';
 
 export type DatabaseKind = 'embedded' | 'postgres';
@@ -17,7 +17,7 @@ export interface TestDatabase {
   readonly db: Database;
   /** The URL that opens this very database (postgres only). */
   readonly url: string | null;
-  /** Puts the demo data back as seeded and drops every session. */
+  /** Puts the demo data back as seeded (accounts, passwords, tasks) and drops every session and device. */
   reset(): Promise<void>;
   close(): Promise<void>;
 }
@@ -54,10 +54,28 @@ async function prepare(db: Database): Promise<void> {
   });
 }
 
+let demoHash: Promise<string> | undefined;
+
 const resetter = (db: Database) => async () => {
   await db.query('DELETE FROM sessions');
   await db.query('DELETE FROM passkeys');
+  await db.query('DELETE FROM known_devices');
   await resetDemoTasks(db);
+  // A test may have added people, changed a password, a name or a role, or disabled an account.
+  await db.query('DELETE FROM users WHERE id > $1', [DEMO_ACCOUNTS.length]);
+  demoHash ??= testHash(DEMO_PASSWORD);
+  await db.query(
+    `UPDATE users SET name = demo.name, role = demo.role, password_hash = $3, disabled_at = NULL,
+       must_change_password = false, password_expires_at = NULL, last_sign_in_at = NULL
+     FROM unnest($1::text[], $2::text[], $4::text[]) AS demo (email, name, role)
+     WHERE users.email = demo.email`,
+    [
+      DEMO_ACCOUNTS.map((a) => a.email),
+      DEMO_ACCOUNTS.map((a) => a.name),
+      await demoHash,
+      DEMO_ACCOUNTS.map((a) => a.role),
+    ],
+  );
 };
 
 async function openEmbedded(prepared = true): Promise<TestDatabase> {

@@ -1,6 +1,6 @@
 // "Recent activity": the security events about the signed-in account, newest first, older ones on request.
 import type { SecurityEvent } from '../../src/client/index.ts';
-import { EVENT_LABELS } from './admin-wording.ts';
+import { EventCells } from './event-cells.tsx';
 import { whileBusy } from './focus-hand-off.ts';
 import type { SecurityEventsHandle } from './use-security-events.ts';
 
@@ -46,13 +46,7 @@ function ActivityTable({ events, busy }: { events: readonly SecurityEvent[]; bus
       <tbody>
         {events.map((event) => (
           <tr key={event.id} data-event-type={event.type}>
-            <td data-label="Time">
-              <time dateTime={event.at}>{new Date(event.at).toLocaleString()}</time>
-            </td>
-            <td data-label="What happened">
-              {EVENT_LABELS[event.type] ?? event.type}
-              {event.actorId !== null && <span class="hint"> (by an admin)</span>}
-            </td>
+            <EventCells event={event} what="What happened" actor={() => 'by an admin'} />
             <td data-label="From address" class="subject">
               {event.address ?? '—'}
             </td>

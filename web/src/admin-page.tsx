@@ -1,14 +1,8 @@
 // The Admin page: the login locks in force, each account unlocked with one click, and recent security events.
 import { useCallback, useRef } from 'preact/hooks';
 import type { ApiClient, LoginLock, LoginPressure, SecurityEvent, User } from '../../src/client/index.ts';
-import {
-  controlLabel,
-  EVENT_LABELS,
-  eventSubject,
-  failuresText,
-  lockKey,
-  subjectOf,
-} from './admin-wording.ts';
+import { controlLabel, eventSubject, failuresText, lockKey, subjectOf } from './admin-wording.ts';
+import { EventCells } from './event-cells.tsx';
 import { useFocusHandOff, useFocusOnShow, whileBusy } from './focus-hand-off.ts';
 import { useDocumentTitle } from './page-title.ts';
 import { VIEW_LABELS } from './portal-view.ts';
@@ -226,13 +220,7 @@ function EventTable({ events, busy }: { events: readonly SecurityEvent[]; busy: 
       <tbody>
         {events.map((event) => (
           <tr key={event.id} data-event-type={event.type}>
-            <td data-label="Time">
-              <time dateTime={event.at}>{new Date(event.at).toLocaleString()}</time>
-            </td>
-            <td data-label="Event">
-              {EVENT_LABELS[event.type] ?? event.type}
-              {event.actorId !== null && <span class="hint"> (admin {event.actorId})</span>}
-            </td>
+            <EventCells event={event} what="Event" actor={(id) => `admin ${id}`} />
             <td data-label="Kind">{controlLabel(event.control)}</td>
             <td data-label="Account or address" class="subject">
               {eventSubject(event)}

@@ -1,7 +1,8 @@
 // A list on the Account page (sessions, known devices) with actions on it: loaded, acted on one at a time, each outcome said, reloaded after.
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { isApiError } from '../../src/client/index.ts';
 import type { LoadTroubleHandle } from './use-load-trouble.ts';
+import { useLoadedList } from './use-loaded-list.ts';
 import { describeError } from './wording.ts';
 
 export interface AccountListHandle<T> {
@@ -32,35 +33,10 @@ export function useAccountList<T>(
   /** The session is gone: back to the Login page with this notice. */
   onSignedOut: (notice: string) => void,
 ): AccountListHandle<T> {
-  const [list, setList] = useState<readonly T[] | null>(null);
-  const [loading, setLoading] = useState(true);
+  const { list, loading, reload } = useLoadedList(load, trouble);
   const [outcome, setOutcome] = useState<string | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const [acting, setActing] = useState<string | null>(null);
-  const [version, setVersion] = useState(0);
-  const reload = useCallback(() => setVersion((n) => n + 1), []);
-  const { report, resumed } = trouble;
-
-  // `resumed` is a dependency so that the end of a pause loads it again.
-  useEffect(() => {
-    let current = true;
-    setLoading(true);
-    load().then(
-      (answer) => {
-        if (!current) return;
-        setList(answer);
-        setLoading(false);
-      },
-      (failure: unknown) => {
-        if (!current) return;
-        setLoading(false);
-        report(failure);
-      },
-    );
-    return () => {
-      current = false;
-    };
-  }, [load, report, resumed, version]);
 
   const act = async (key: string, action: () => Promise<string>, describe = describeError) => {
     setActing(key);

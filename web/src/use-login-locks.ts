@@ -1,7 +1,8 @@
 // The login locks an admin sees, loaded again after a pause or on request, and the one-click unlock.
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useState } from 'preact/hooks';
 import { type ApiClient, isApiError, type LoginLock } from '../../src/client/index.ts';
 import type { LoadTroubleHandle } from './use-load-trouble.ts';
+import { useLoadedList } from './use-loaded-list.ts';
 import { describeError } from './wording.ts';
 
 export interface LoginLocksHandle {
@@ -25,36 +26,11 @@ export function useLoginLocks(
   /** Told after an unlock succeeded (the page refreshes its events: the reset is one). */
   onUnlocked: () => void,
 ): LoginLocksHandle {
-  const [locks, setLocks] = useState<readonly LoginLock[] | null>(null);
-  const [loading, setLoading] = useState(true);
+  const load = useCallback(() => client.loginLocks(), [client]);
+  const { list: locks, setList: setLocks, loading, reload } = useLoadedList(load, trouble);
   const [unlocking, setUnlocking] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [version, setVersion] = useState(0);
-  const reload = useCallback(() => setVersion((n) => n + 1), []);
-  const { report, resumed, loaded } = trouble;
-
-  // `resumed` is a dependency so that the end of a pause loads them again.
-  useEffect(() => {
-    let current = true;
-    setLoading(true);
-    client.loginLocks().then(
-      (answer) => {
-        if (!current) return;
-        setLocks(answer);
-        setLoading(false);
-        loaded();
-      },
-      (failure: unknown) => {
-        if (!current) return;
-        setLoading(false);
-        report(failure);
-      },
-    );
-    return () => {
-      current = false;
-    };
-  }, [client, report, loaded, resumed, version]);
 
   const unlock = async (email: string) => {
     setUnlocking(email);

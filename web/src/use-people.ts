@@ -1,9 +1,10 @@
 // The People page's accounts: the list, and adding, editing, disabling, enabling and resetting, each with its outcome; the temporary password of the last add or reset.
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useState } from 'preact/hooks';
 import { type AdminUser, type ApiClient, isApiError, type Role } from '../../src/client/index.ts';
 import { withPerson } from './people-list.ts';
 import { describePeopleError } from './people-wording.ts';
 import type { LoadTroubleHandle } from './use-load-trouble.ts';
+import { useLoadedList } from './use-loaded-list.ts';
 import { describeError } from './wording.ts';
 
 /** A temporary password, shown once: to whom it belongs, and the password itself. */
@@ -44,37 +45,12 @@ export function usePeople(
   trouble: Pick<LoadTroubleHandle, 'report' | 'resumed' | 'loaded'>,
   onSignedOut: (notice: string) => void,
 ): PeopleHandle {
-  const [list, setList] = useState<readonly AdminUser[] | null>(null);
-  const [loading, setLoading] = useState(true);
+  const load = useCallback(() => client.users(), [client]);
+  const { list, setList, loading, reload } = useLoadedList(load, trouble);
   const [acting, setActing] = useState<number | null>(null);
   const [outcome, setOutcome] = useState<string | null>(null);
   const [problem, setProblem] = useState<PeopleProblem | null>(null);
   const [issued, setIssued] = useState<IssuedPassword | null>(null);
-  const [version, setVersion] = useState(0);
-  const reload = useCallback(() => setVersion((n) => n + 1), []);
-  const { report, resumed, loaded } = trouble;
-
-  // `resumed` is a dependency so that the end of a pause loads it again.
-  useEffect(() => {
-    let current = true;
-    setLoading(true);
-    client.users().then(
-      (answer) => {
-        if (!current) return;
-        setList(answer);
-        setLoading(false);
-        loaded();
-      },
-      (failure: unknown) => {
-        if (!current) return;
-        setLoading(false);
-        report(failure);
-      },
-    );
-    return () => {
-      current = false;
-    };
-  }, [client, report, loaded, resumed, version]);
 
   /** Runs one change on account `id`; the account it answers replaces the one shown. */
   const run = async (id: number, change: () => Promise<{ person: AdminUser; said: string }>) => {

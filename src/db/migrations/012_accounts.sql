@@ -40,8 +40,7 @@ CREATE INDEX device_cookies_issued_idx ON device_cookies (issued_at);
 -- An account's own events, newest first (GET /api/auth/security-events).
 CREATE INDEX security_events_email_at_idx ON security_events (email, at DESC, id DESC);
 
--- Every security-event type of src/security-event.ts (test/integration/security-event-types.test.ts),
--- 011's among them: 009 and 011 came from two branches, so each lists both, whichever runs last.
+-- Every security-event type of src/security-event.ts (test/integration/security-event-types.test.ts).
 ALTER TABLE security_events DROP CONSTRAINT security_events_type_check;
 ALTER TABLE security_events ADD CONSTRAINT security_events_type_check CHECK (
   type IN ('lock-started', 'admin-reset', 'known-device-refused', 'login-pressure-started', 'login-pressure-ended',

@@ -1,0 +1,25 @@
+// The two cells every security-event table starts with: when it happened, and what (and whether an admin did it).
+import type { SecurityEvent } from '../../src/client/index.ts';
+import { EVENT_LABELS } from './admin-wording.ts';
+
+interface Props {
+  readonly event: SecurityEvent;
+  /** The heading of the "what" column, repeated as its label on narrow screens. */
+  readonly what: string;
+  /** How an admin who did it is named. */
+  readonly actor: (actorId: number) => string;
+}
+
+export function EventCells({ event, what, actor }: Props) {
+  return (
+    <>
+      <td data-label="Time">
+        <time dateTime={event.at}>{new Date(event.at).toLocaleString()}</time>
+      </td>
+      <td data-label={what}>
+        {EVENT_LABELS[event.type] ?? event.type}
+        {event.actorId !== null && <span class="hint"> ({actor(event.actorId)})</span>}
+      </td>
+    </>
+  );
+}

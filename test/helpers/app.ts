@@ -25,6 +25,8 @@ export interface TestAppOptions {
   readonly stack?: StoreStack;
   /** What computes password hashes (a HeldHasher to hold checks); argon2id by default. */
   readonly hasher?: PasswordHasher;
+  /** Changes the demo data after it is put back and before the app starts (old hashes, say). */
+  readonly beforeStart?: (database: TestDatabase) => Promise<void>;
 }
 
 export interface TestApp {
@@ -51,6 +53,7 @@ export function testConfig(env: Record<string, string> = {}) {
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const database = await testDatabase(options.database ?? 'embedded');
   await database.reset();
+  await options.beforeStart?.(database);
   const clock = options.clock ?? new ManualClock();
   const app = await buildApp(testConfig(options.env), {
     clock,
@@ -70,6 +73,16 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       new TestClient(app, clientOptions.remoteAddress ?? `198.51.100.${nextAddress++}`),
     close: () => app.close(),
   };
+}
+
+/** createTestApp, closed when test `t` ends. */
+export async function testAppFor(
+  t: { after(fn: () => Promise<void>): void },
+  options: TestAppOptions = {},
+): Promise<TestApp> {
+  const testApp = await createTestApp(options);
+  t.after(testApp.close);
+  return testApp;
 }
 
 export type Response = LightMyRequestResponse & { json<T = Record<string, unknown>>(): T };

@@ -13,25 +13,16 @@ import {
   OWN_PASSWORD,
   signedIn,
 } from '../helpers/accounts.ts';
-import { createTestApp, type TestApp, type TestAppOptions } from '../helpers/app.ts';
+import { testAppFor } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
 import { assertError } from '../helpers/http.ts';
 import { assertRefused } from '../helpers/rate-limit-headers.ts';
 
 after(closeTestDatabases);
 
-async function app(
-  t: { after(fn: () => Promise<void>): void },
-  options: TestAppOptions = {},
-): Promise<TestApp> {
-  const testApp = await createTestApp(options);
-  t.after(testApp.close);
-  return testApp;
-}
-
 describe('POST /api/auth/password', () => {
   it('rotates the session, ends every other one, forgets every other known device, with one event', async (t) => {
-    const test = await app(t);
+    const test = await testAppFor(t);
     const { email } = await freshAccount(test);
     const other = await signedIn(test, email);
     const here = await signedIn(test, email);
@@ -60,7 +51,7 @@ describe('POST /api/auth/password', () => {
   });
 
   it('answers 422 CURRENT_PASSWORD_INVALID for a wrong current password, a failed login of the account and the address', async (t) => {
-    const test = await app(t, { env: { RATE_LIMIT_LOGIN_ACCOUNT: '2/15m' } });
+    const test = await testAppFor(t, { env: { RATE_LIMIT_LOGIN_ACCOUNT: '2/15m' } });
     const { email } = await freshAccount(test);
     const browser = await signedIn(test, email);
     for (let i = 0; i < 2; i++)
@@ -84,7 +75,7 @@ describe('POST /api/auth/password', () => {
   });
 
   it('counts a wrong current password against the address too', async (t) => {
-    const test = await app(t, { env: { RATE_LIMIT_LOGIN_IP: '2/15m' } });
+    const test = await testAppFor(t, { env: { RATE_LIMIT_LOGIN_IP: '2/15m' } });
     const { email } = await freshAccount(test);
     const browser = await signedIn(test, email);
     for (let i = 0; i < 2; i++)
@@ -97,7 +88,7 @@ describe('POST /api/auth/password', () => {
   });
 
   it('refuses a new password by the rules with its reason and a message to act on, and changes nothing', async (t) => {
-    const test = await app(t);
+    const test = await testAppFor(t);
     const { email } = await freshAccount(test);
     const browser = await signedIn(test, email);
     const local = email.slice(0, email.indexOf('@'));
@@ -126,7 +117,7 @@ describe('POST /api/auth/password', () => {
   });
 
   it('answers 400 for bad bodies, never a 5xx', async (t) => {
-    const test = await app(t);
+    const test = await testAppFor(t);
     const { email } = await freshAccount(test);
     const browser = await signedIn(test, email);
     for (const payload of [
@@ -154,7 +145,7 @@ describe('POST /api/auth/password', () => {
   });
 
   it('keeps this browser a known device when its cookie is the account’s', async (t) => {
-    const test = await app(t);
+    const test = await testAppFor(t);
     const { email } = await freshAccount(test);
     await signedIn(test, email); // another browser: forgotten by the change
     const here = await signedIn(test, email);
@@ -201,7 +192,7 @@ describe('POST /api/auth/password with PASSWORD_BREACH_API', () => {
         : '0018A45C4D1DEF81644B54AB7F969B88D65:0',
     );
     t.after(api.close);
-    const test = await app(t, { env: { PASSWORD_BREACH_API: api.url } });
+    const test = await testAppFor(t, { env: { PASSWORD_BREACH_API: api.url } });
     const { email } = await freshAccount(test);
     const browser = await signedIn(test, email);
     const body = assertError(
@@ -220,7 +211,7 @@ describe('POST /api/auth/password with PASSWORD_BREACH_API', () => {
   it('lets the change through when the API does not answer, unless PASSWORD_BREACH_API_REQUIRED: then 503 and nothing changed', async (t) => {
     const api = await rangeApi(() => '', 'broken');
     t.after(api.close);
-    const lenient = await app(t, { env: { PASSWORD_BREACH_API: api.url } });
+    const lenient = await testAppFor(t, { env: { PASSWORD_BREACH_API: api.url } });
     const first = await freshAccount(lenient);
     assert.equal(
       (await changePassword(await signedIn(lenient, first.email), OWN_PASSWORD, NEW_PASSWORD)).statusCode,
@@ -228,7 +219,7 @@ describe('POST /api/auth/password with PASSWORD_BREACH_API', () => {
     );
     await lenient.close();
 
-    const strict = await app(t, {
+    const strict = await testAppFor(t, {
       env: { PASSWORD_BREACH_API: api.url, PASSWORD_BREACH_API_REQUIRED: 'true' },
     });
     const { email } = await freshAccount(strict);

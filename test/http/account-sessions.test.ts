@@ -7,20 +7,11 @@ import { ManualClock } from '../../src/clock.ts';
 import type { Database } from '../../src/db/database.ts';
 import { SESSION_COOKIE } from '../../src/http/plugins/session.ts';
 import { eventsAbout, freshAccount, OWN_PASSWORD, signedIn } from '../helpers/accounts.ts';
-import { createTestApp, type TestApp, type TestAppOptions, TestClient, testConfig } from '../helpers/app.ts';
+import { type TestApp, TestClient, testAppFor, testConfig } from '../helpers/app.ts';
 import { closeTestDatabases, testDatabase } from '../helpers/database.ts';
 import { assertError } from '../helpers/http.ts';
 
 after(closeTestDatabases);
-
-async function app(
-  t: { after(fn: () => Promise<void>): void },
-  options: TestAppOptions = {},
-): Promise<TestApp> {
-  const testApp = await createTestApp(options);
-  t.after(testApp.close);
-  return testApp;
-}
 
 interface SessionBody {
   id: string;
@@ -34,7 +25,7 @@ const sessionsOf = async (browser: { get(url: string): Promise<{ json<T>(): T }>
 
 describe('GET /api/auth/sessions', () => {
   it('lists the caller’s own sessions, this one marked current, with their browser and times', async (t) => {
-    const test = await app(t);
+    const test = await testAppFor(t);
     const { email } = await freshAccount(test);
     await signedIn(test, email, OWN_PASSWORD, { 'user-agent': 'Firefox on the laptop' });
     const here = await signedIn(test, email, OWN_PASSWORD, { 'user-agent': 'Chromium here' });
@@ -91,7 +82,7 @@ describe('GET /api/auth/sessions', () => {
 
 describe('DELETE /api/auth/sessions/:id and POST /api/auth/sessions/end-others', () => {
   it('ends another session of the caller at once; a second try, a stranger’s id or an unknown one is 404', async (t) => {
-    const test = await app(t);
+    const test = await testAppFor(t);
     const { email } = await freshAccount(test);
     const laptop = await signedIn(test, email);
     const here = await signedIn(test, email);
@@ -134,7 +125,7 @@ describe('DELETE /api/auth/sessions/:id and POST /api/auth/sessions/end-others',
   });
 
   it('ending the current session signs the caller out', async (t) => {
-    const test = await app(t);
+    const test = await testAppFor(t);
     const { email } = await freshAccount(test);
     const here = await signedIn(test, email);
     const id = (await sessionsOf(here)).find((s) => s.current)!.id;
@@ -145,7 +136,7 @@ describe('DELETE /api/auth/sessions/:id and POST /api/auth/sessions/end-others',
   });
 
   it('ends every other session of the caller and says how many', async (t) => {
-    const test = await app(t);
+    const test = await testAppFor(t);
     const { email } = await freshAccount(test);
     const others = [await signedIn(test, email), await signedIn(test, email)];
     const here = await signedIn(test, email);
@@ -166,7 +157,7 @@ describe('DELETE /api/auth/sessions/:id and POST /api/auth/sessions/end-others',
   });
 
   it('ends cached sessions too: this instance stops serving them at once', async (t) => {
-    const test = await app(t, { env: { SESSION_CACHE_TTL: '10m' } });
+    const test = await testAppFor(t, { env: { SESSION_CACHE_TTL: '10m' } });
     const { email } = await freshAccount(test);
     const laptop = await signedIn(test, email);
     const here = await signedIn(test, email);
@@ -178,7 +169,7 @@ describe('DELETE /api/auth/sessions/:id and POST /api/auth/sessions/end-others',
 
 describe('known devices', () => {
   it('lists the browsers the caller signed in from, once each however often, and forgets one', async (t) => {
-    const test = await app(t);
+    const test = await testAppFor(t);
     const { email } = await freshAccount(test);
     const laptop = await signedIn(test, email, OWN_PASSWORD, { 'user-agent': 'Laptop browser' });
     await laptop.request({ method: 'POST', url: '/api/auth/logout' });
@@ -217,7 +208,7 @@ describe('known devices', () => {
   });
 
   it('answers 404 for another account’s device and 400 for ids that are no positive integer', async (t) => {
-    const test = await app(t);
+    const test = await testAppFor(t);
     const here = await signedIn(test, (await freshAccount(test)).email);
     const stranger = await signedIn(test, (await freshAccount(test)).email);
     const [theirs] = (await stranger.get('/api/auth/devices')).json<{ devices: { id: number }[] }>().devices;
@@ -238,7 +229,7 @@ describe('known devices', () => {
 
 describe('GET /api/auth/security-events', () => {
   it('pages the caller’s own events newest first, 50 a page, and none of anyone else’s', async (t) => {
-    const test = await app(t);
+    const test = await testAppFor(t);
     const { email } = await freshAccount(test);
     const stranger = await freshAccount(test);
     await signedIn(test, stranger.email);

@@ -3,22 +3,13 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { TEMPORARY_PASSWORD_TTL_MS } from '../../src/limits.ts';
 import { changePassword, eventsAbout, freshAccount, NEW_PASSWORD, signedIn } from '../helpers/accounts.ts';
-import { createTestApp, type TestApp, type TestAppOptions, type TestClient } from '../helpers/app.ts';
+import { type TestApp, type TestClient, testAppFor } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
 import { assertError } from '../helpers/http.ts';
 import { skipUnless } from '../helpers/services.ts';
 
 after(closeTestDatabases);
 const skipPostgres = await skipUnless('postgres');
-
-async function app(
-  t: { after(fn: () => Promise<void>): void },
-  options: TestAppOptions = {},
-): Promise<TestApp> {
-  const testApp = await createTestApp(options);
-  t.after(testApp.close);
-  return testApp;
-}
 
 interface AdminUserBody {
   id: number;
@@ -44,7 +35,7 @@ const edit = (browser: TestClient, id: number, payload: Record<string, unknown>)
 
 describe('POST /api/admin/users and a temporary password', () => {
   it('adds an account whose temporary password signs in once to a change of password, and nothing else', async (t) => {
-    const test = await app(t);
+    const test = await testAppFor(t);
     const { browser } = await admin(test);
     const email = `new-${Date.now()}@example.com`;
     const created = await add(browser, { email, name: 'New Colleague', role: 'employee' });
@@ -114,7 +105,7 @@ describe('POST /api/admin/users and a temporary password', () => {
   });
 
   it('lets a temporary password sign in for 7 days only, then as a wrong one would', async (t) => {
-    const test = await app(t);
+    const test = await testAppFor(t);
     const { browser } = await admin(test);
     const email = `late-${Date.now()}@example.com`;
     const { temporaryPassword } = (await add(browser, { email, name: 'Late', role: 'employee' })).json<{
@@ -127,7 +118,7 @@ describe('POST /api/admin/users and a temporary password', () => {
   });
 
   it('answers 400 for bad input and 403 to anyone but an admin', async (t) => {
-    const test = await app(t);
+    const test = await testAppFor(t);
     const { browser } = await admin(test);
     for (const payload of [
       {},
@@ -147,7 +138,7 @@ describe('POST /api/admin/users and a temporary password', () => {
 
 describe('PATCH /api/admin/users/:id', () => {
   it('renames, changes the role, and disabling ends the account’s sessions and devices at once', async (t) => {
-    const test = await app(t, { env: { SESSION_CACHE_TTL: '10m' } });
+    const test = await testAppFor(t, { env: { SESSION_CACHE_TTL: '10m' } });
     const { browser } = await admin(test);
     const person = await freshAccount(test);
     const theirs = await signedIn(test, person.email);
@@ -182,7 +173,7 @@ describe('PATCH /api/admin/users/:id', () => {
   });
 
   it('answers 422 LAST_ADMIN to an admin disabling or demoting themself, or the last enabled admin', async (t) => {
-    const test = await app(t);
+    const test = await testAppFor(t);
     // Only this test's admins are enabled admins.
     await test.database.db.query("UPDATE users SET disabled_at = now() WHERE role = 'admin'");
     t.after(() => test.database.db.query('UPDATE users SET disabled_at = NULL WHERE id <= 4'));
@@ -199,7 +190,7 @@ describe('PATCH /api/admin/users/:id', () => {
   });
 
   it('answers 404 for no such account and 400 for bad input, and changes nothing', async (t) => {
-    const test = await app(t);
+    const test = await testAppFor(t);
     const { browser } = await admin(test);
     const person = await freshAccount(test);
     assertError(await edit(browser, 2_000_000_000, { name: 'Nobody' }), 404, 'NOT_FOUND');
@@ -222,7 +213,7 @@ describe('PATCH /api/admin/users/:id', () => {
 
 describe('POST /api/admin/users/:id/password-reset', () => {
   it('gives a new temporary password and ends the account’s sessions and devices', async (t) => {
-    const test = await app(t);
+    const test = await testAppFor(t);
     const { browser } = await admin(test);
     const person = await freshAccount(test);
     const theirs = await signedIn(test, person.email);
@@ -247,7 +238,7 @@ describe('POST /api/admin/users/:id/password-reset', () => {
 
 describe('two admins demoting each other at once (postgres)', { skip: skipPostgres }, () => {
   it('leaves one enabled admin: one edit succeeds, the other is refused', async (t) => {
-    const test = await app(t, { database: 'postgres' });
+    const test = await testAppFor(t, { database: 'postgres' });
     await test.database.db.query("UPDATE users SET role = 'employee' WHERE role = 'admin'");
     t.after(() =>
       test.database.db.query("UPDATE users SET role = 'admin' WHERE email = 'admin@example.com'"),

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it, type TestContext } from 'node:test';
 import { argon2Hasher, hashParameters, hashPassword, type PasswordHasher } from '../../src/auth/passwords.ts';
 import { createTestApp, DEMO_PASSWORD } from '../helpers/app.ts';
-import { closeTestDatabases, TEST_PASSWORD_HASH_COST, testDatabase, testHash } from '../helpers/database.ts';
+import { closeTestDatabases, TEST_PASSWORD_HASH_COST } from '../helpers/database.ts';
 
 after(closeTestDatabases);
 
@@ -24,16 +24,16 @@ const OLD_COST = 32;
 const OLD = `$argon2id$v=19$m=${OLD_COST},t=2,p=1`;
 const TODAY = `$argon2id$v=19$m=${TEST_PASSWORD_HASH_COST},t=2,p=1`;
 
-/** Leaves the accounts matching `where` with a hash at the old cost (until the test ends), then starts the app. */
+/** Starts the app with the accounts matching `where` at a hash of the old cost (the next test's reset puts them back). */
 async function appWithDormant(t: TestContext, where: string) {
-  const database = await testDatabase('embedded');
   const old = await hashPassword(DEMO_PASSWORD, OLD_COST);
-  await database.db.query(`UPDATE users SET password_hash = $1 WHERE ${where}`, [old]);
-  t.after(async () => {
-    await database.db.query('UPDATE users SET password_hash = $1', [await testHash(DEMO_PASSWORD)]);
-  });
   const hasher = new RecordingHasher();
-  const app = await createTestApp({ hasher });
+  const app = await createTestApp({
+    hasher,
+    beforeStart: async ({ db }) => {
+      await db.query(`UPDATE users SET password_hash = $1 WHERE ${where}`, [old]);
+    },
+  });
   t.after(app.close);
   return { app, hasher };
 }

@@ -163,10 +163,7 @@ function PasskeyItem({ passkey, state }: { passkey: Passkey; state: ReturnType<t
         </form>
       ) : (
         <>
-          <span class="passkey-name">{passkey.name}</span>
-          <span class="hint">
-            Added {when(passkey.createdAt)}; last used {when(passkey.lastUsedAt)}.
-          </span>
+          <PasskeyFacts passkey={passkey} />
           <span class="actions">
             <button
               type="button"
@@ -193,5 +190,17 @@ function PasskeyItem({ passkey, state }: { passkey: Passkey; state: ReturnType<t
         </>
       )}
     </li>
+  );
+}
+
+/** A passkey's name and when it was added and last used, as the Account and People pages list it. */
+export function PasskeyFacts({ passkey }: { passkey: Passkey }) {
+  return (
+    <>
+      <span class="passkey-name">{passkey.name}</span>
+      <span class="hint">
+        Added {when(passkey.createdAt)}; last used {when(passkey.lastUsedAt)}.
+      </span>
+    </>
   );
 }

@@ -4,8 +4,8 @@ import type { ApiClient, Role, User } from '../../src/client/index.ts';
 import { fieldErrorProps } from './field-error.ts';
 import { useFocusHandOff, useFocusOnShow } from './focus-hand-off.ts';
 import { useDocumentTitle } from './page-title.ts';
-import { ROLE_LABELS, TEMPORARY_PASSWORD_HINT } from './people-wording.ts';
-import { PersonRows } from './person-rows.tsx';
+import { TEMPORARY_PASSWORD_HINT } from './people-wording.ts';
+import { PersonRows, RoleField } from './person-rows.tsx';
 import { VIEW_LABELS } from './portal-view.ts';
 import { useLoadTrouble } from './use-load-trouble.ts';
 import { type IssuedPassword, type PeopleHandle, usePeople } from './use-people.ts';
@@ -164,20 +164,7 @@ function AddPerson({ people }: { people: PeopleHandle }) {
             onInput={(event) => setName(event.currentTarget.value)}
           />
         </div>
-        <div class="field">
-          <label for="person-role">Role</label>
-          <select
-            id="person-role"
-            value={role}
-            onChange={(event) => setRole(event.currentTarget.value as Role)}
-          >
-            {Object.entries(ROLE_LABELS).map(([value, label]) => (
-              <option key={value} value={value}>
-                {label}
-              </option>
-            ))}
-          </select>
-        </div>
+        <RoleField id="person-role" role={role} onChange={setRole} />
         <div role="alert" id="add-person-problem">
           {problem && <p class="error">{problem.text}</p>}
         </div>

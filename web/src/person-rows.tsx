@@ -4,6 +4,7 @@ import type { AdminUser, ApiClient, Role } from '../../src/client/index.ts';
 import { when } from './account-wording.ts';
 import { fieldErrorProps } from './field-error.ts';
 import { whileBusy } from './focus-hand-off.ts';
+import { PasskeyFacts } from './passkeys-panel.tsx';
 import { personState, ROLE_LABELS } from './people-wording.ts';
 import type { PeopleHandle } from './use-people.ts';
 import { usePersonPasskeys } from './use-person-passkeys.ts';
@@ -179,20 +180,7 @@ function EditPerson({
       {self ? (
         <p class="hint">You cannot change your own role: another admin can.</p>
       ) : (
-        <div class="field">
-          <label for={`person-${person.id}-role`}>Role</label>
-          <select
-            id={`person-${person.id}-role`}
-            value={role}
-            onChange={(event) => setRole(event.currentTarget.value as Role)}
-          >
-            {Object.entries(ROLE_LABELS).map(([value, label]) => (
-              <option key={value} value={value}>
-                {label}
-              </option>
-            ))}
-          </select>
-        </div>
+        <RoleField id={`person-${person.id}-role`} role={role} onChange={setRole} />
       )}
       <span class="row-actions">
         <button type="submit" aria-disabled={people.acting !== null ? 'true' : undefined}>
@@ -270,10 +258,7 @@ function PersonPasskeys({
         <ul class="passkeys" aria-label={`Passkeys of ${person.email}`}>
           {passkeys.list.map((passkey) => (
             <li class="passkey" key={passkey.id}>
-              <span class="passkey-name">{passkey.name}</span>
-              <span class="hint">
-                Added {when(passkey.createdAt)}; last used {when(passkey.lastUsedAt)}.
-              </span>
+              <PasskeyFacts passkey={passkey} />
               <span class="actions">
                 <button
                   type="button"
@@ -290,5 +275,29 @@ function PersonPasskeys({
         </ul>
       )}
     </fieldset>
+  );
+}
+
+/** The role picker of the add form and of a person's edit form. */
+export function RoleField({
+  id,
+  role,
+  onChange,
+}: {
+  id: string;
+  role: Role;
+  onChange: (role: Role) => void;
+}) {
+  return (
+    <div class="field">
+      <label for={id}>Role</label>
+      <select id={id} value={role} onChange={(event) => onChange(event.currentTarget.value as Role)}>
+        {Object.entries(ROLE_LABELS).map(([value, label]) => (
+          <option key={value} value={value}>
+            {label}
+          </option>
+        ))}
+      </select>
+    </div>
   );
 }

@@ -1,4 +1,4 @@
-// Two instances on one PostgreSQL, each caching sessions for 10 minutes: an ended session, a disabled account, a new password end everywhere at once.
+// Two instances on one PostgreSQL and one Redis (the shipped fleet), each caching sessions for 10 minutes: an ended session, a disabled account, a new password end everywhere at once.
 import assert from 'node:assert/strict';
 import { after, describe, it, type TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
@@ -8,18 +8,20 @@ import { SESSION_COOKIE } from '../../src/http/plugins/session.ts';
 import { changePassword, freshAccount, NEW_PASSWORD, OWN_PASSWORD, signedIn } from '../helpers/accounts.ts';
 import { createTestApp, type TestApp, TestClient, testConfig } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
-import { skipUnless } from '../helpers/services.ts';
+import { uniquePrefix } from '../helpers/redis.ts';
+import { REDIS_URL, skipUnless } from '../helpers/services.ts';
 
-const skip = await skipUnless('postgres');
+const skip = (await skipUnless('redis')) || (await skipUnless('postgres'));
 after(closeTestDatabases);
 
 /** Long enough that a session served from a stale cache would still be served when the test ends. */
 const CACHE = { SESSION_CACHE_TTL: '10m' };
 
 async function twoInstances(t: TestContext): Promise<{ a: TestApp; b: FastifyInstance }> {
-  const a = await createTestApp({ database: 'postgres', env: CACHE });
+  const env = { ...CACHE, REDIS_URL, REDIS_KEY_PREFIX: uniquePrefix() };
+  const a = await createTestApp({ database: 'postgres', env });
   t.after(() => a.close());
-  const b = await buildApp(testConfig({ ...CACHE, DATABASE_URL: a.database.url! }), { clock: a.clock });
+  const b = await buildApp(testConfig({ ...env, DATABASE_URL: a.database.url! }), { clock: a.clock });
   t.after(() => b.close());
   await b.ready();
   return { a, b };
@@ -49,7 +51,7 @@ async function msUntilSignedOut(browser: TestClient): Promise<number> {
   assert.fail('still signed in on the other instance after 2 s');
 }
 
-describe('ending sessions across a PostgreSQL fleet', { skip }, () => {
+describe('ending sessions across a PostgreSQL + Redis fleet', { skip }, () => {
   it('ends a session on the other instance at once, though it cached it', async (t) => {
     const { a, b } = await twoInstances(t);
     const { email } = await freshAccount(a);
@@ -95,6 +97,7 @@ describe('ending sessions across a PostgreSQL fleet', { skip }, () => {
     });
     assert.equal(disabled.statusCode, 200, disabled.body);
     await msUntilSignedOut(hereOnB);
+    assert.equal((await here.get('/api/auth/me')).statusCode, 401, 'and on A, where it was disabled');
   });
 
   it('serves a demotion on the other instance at once', async (t) => {

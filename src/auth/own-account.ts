@@ -31,19 +31,30 @@ export class OwnAccount {
 
   /**
    * The owner's new password (already checked against the rules and hashed, their current one
-   * re-checked): no longer temporary; every session of the account ends and `session` (the
-   * rotated one of this browser) starts; every known device but `keepDeviceId` (this browser's,
-   * when its cookie is the account's) is forgotten; a `password-changed` event. All or nothing.
+   * re-checked against `verifiedHash`): no longer temporary; every session of the account ends and
+   * `session` (the rotated one of this browser) starts; every known device but `keepDeviceId` (this
+   * browser's, when its cookie is the account's) is forgotten; a `password-changed` event. All or
+   * nothing, and nothing when the account moved on while the change was prepared (a reset, another
+   * change, this session ended): answers whether it changed.
    */
-  async changePassword(
+  changePassword(
     owner: Owner,
-    passwordHash: string,
+    change: { passwordHash: string; verifiedHash: string; currentIdHash: string },
     session: NewSession,
     keepDeviceId: string | null,
-  ): Promise<void> {
-    await this.change(owner, 'password-changed', async (connection) => {
-      await new UsersRepository(connection).setPassword(owner.user.id, passwordHash);
+  ): Promise<boolean> {
+    return this.change(owner, 'password-changed', async (connection) => {
       const sessions = new SessionsRepository(connection);
+      // Both conditions lock what they read until the commit: a reset or a logout waits for it.
+      if (!(await sessions.exists(owner.user.id, change.currentIdHash))) return false;
+      if (
+        !(await new UsersRepository(connection).setPassword(
+          owner.user.id,
+          change.passwordHash,
+          change.verifiedHash,
+        ))
+      )
+        return false;
       await sessions.deleteForUser(owner.user.id);
       await sessions.create(session);
       await new KnownDevicesRepository(connection).forgetAllBut(owner.user.id, keepDeviceId);

@@ -130,7 +130,8 @@ export async function attemptLogin(
           address: attempt.caller.ipKey(),
         });
       if (slot.account === null) return INVALID;
-      if (slot.rehashed !== null) await accounts.updatePasswordHash(slot.account.user.id, slot.rehashed);
+      if (slot.rehashed !== null)
+        await accounts.updatePasswordHash(slot.account.user.id, slot.rehashed, slot.account.passwordHash);
       return { kind: 'signed-in', user: slot.account.user };
     }
     default:

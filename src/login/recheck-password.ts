@@ -30,13 +30,14 @@ export interface PasswordRecheck {
 }
 
 /**
- * - `confirmed`: the password is the account's current one (a temporary one only while it signs in);
+ * - `confirmed`: the password is the account's current one (a temporary one only while it signs in),
+ *   with the hash it was checked against (the change is written only while the account still has it);
  * - `refused`: a login control refuses (429), before any check; nothing was counted;
  * - `busy`: the account has as many checks waiting at the gate as it may (503 LOGIN_BUSY, held);
  * - `invalid`: not the current password (422 CURRENT_PASSWORD_INVALID); counted as a failed login.
  */
 export type RecheckOutcome =
-  | { readonly kind: 'confirmed' }
+  | { readonly kind: 'confirmed'; readonly verifiedHash: string }
   | { readonly kind: 'refused'; readonly refusal: Verdict }
   | { readonly kind: 'busy'; readonly retryAfter: number }
   | { readonly kind: 'invalid' };
@@ -57,7 +58,7 @@ export async function recheckPassword(
   const admission = gate.enter({ lane: 'known', account: String(attempt.userId) });
   if (admission.shed || admission.ticket === null) return { kind: 'busy', retryAfter: await gate.hold() };
   const { ticket } = admission;
-  let confirmed: boolean;
+  let confirmed: string | null;
   let reservation: Awaited<ReturnType<LoginFlow['attempt']>>;
   try {
     reservation = await flow.attempt(attempt.caller, attempt.email, null);
@@ -67,7 +68,9 @@ export async function recheckPassword(
       const stored = await accounts.passwordOf(attempt.userId);
       const matches = await ticket.run(() => passwords.check(attempt.password, stored?.passwordHash ?? null));
       confirmed =
-        matches && stored !== null && passwordUsable({ passwordExpiresAt: stored.expiresAt }, clock.now());
+        matches && stored !== null && passwordUsable({ passwordExpiresAt: stored.expiresAt }, clock.now())
+          ? stored.passwordHash
+          : null;
     } catch (error) {
       await reservation.release(); // the check could not run (the database away): not a failure
       throw error;
@@ -75,8 +78,8 @@ export async function recheckPassword(
   } finally {
     ticket.close();
   }
-  await reservation.settle(confirmed);
-  if (confirmed) return { kind: 'confirmed' };
+  await reservation.settle(confirmed !== null);
+  if (confirmed !== null) return { kind: 'confirmed', verifiedHash: confirmed };
   services.events.record({
     type: 'sign-in-failed',
     control: 'password-change',

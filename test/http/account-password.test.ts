@@ -15,6 +15,7 @@ import {
 } from '../helpers/accounts.ts';
 import { testAppFor } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
+import { HeldHasher } from '../helpers/held-hasher.ts';
 import { assertError } from '../helpers/http.ts';
 import { assertRefused } from '../helpers/rate-limit-headers.ts';
 
@@ -94,7 +95,9 @@ describe('POST /api/auth/password', () => {
     const local = email.slice(0, email.indexOf('@'));
     for (const [password, reason] of [
       ['short one', 'too_short'],
+      ['', 'too_short'],
       ['x'.repeat(129), 'too_long'],
+      ['x'.repeat(20_000), 'too_long'],
       ['Password1234', 'common'],
       ['qwerty123456!', 'common'],
       [`my ${local.toUpperCase()} secret`, 'contains_email'],
@@ -126,7 +129,7 @@ describe('POST /api/auth/password', () => {
       { currentPassword: OWN_PASSWORD, newPassword: 'twelve chars\u0000and more' },
       { currentPassword: 1, newPassword: NEW_PASSWORD },
       { currentPassword: OWN_PASSWORD, newPassword: NEW_PASSWORD, extra: true },
-      { currentPassword: OWN_PASSWORD, newPassword: 'x'.repeat(1025) },
+      { currentPassword: 'x'.repeat(1025), newPassword: NEW_PASSWORD },
     ])
       assertError(
         await browser.request({ method: 'POST', url: '/api/auth/password', payload }),
@@ -158,6 +161,70 @@ describe('POST /api/auth/password', () => {
     assert.deepEqual(
       (await eventsAbout(test, email)).filter((e) => e.startsWith('signed-in')).at(-1),
       'signed-in password',
+    );
+  });
+});
+
+describe('POST /api/auth/password racing what ends it', () => {
+  /** A change by `browser` held at the new password's hash (its current one already checked). */
+  async function heldChange(hasher: HeldHasher, browser: Parameters<typeof changePassword>[0]) {
+    hasher.holdChecks();
+    const change = changePassword(browser, OWN_PASSWORD, NEW_PASSWORD);
+    await hasher.untilHeld(1);
+    assert.equal(hasher.releaseNext(0), OWN_PASSWORD, 'the current password was checked first');
+    await hasher.untilHeld(1);
+    assert.equal(hasher.held[0]!.password, NEW_PASSWORD, 'the new one is being hashed');
+    return { change }; // not awaited here: it answers once the hash is let through
+  }
+
+  it('lets an admin’s reset made while the change was in flight stand: 401, and the temporary password signs in', async (t) => {
+    const hasher = new HeldHasher();
+    const test = await testAppFor(t, { hasher });
+    const person = await freshAccount(test);
+    const holder = await signedIn(test, person.email);
+    const admin = test.client();
+    assert.equal((await admin.login('admin@example.com')).statusCode, 200);
+    const { change } = await heldChange(hasher, holder);
+
+    const reset = admin.request({ method: 'POST', url: `/api/admin/users/${person.id}/password-reset` });
+    await hasher.untilHeld(2); // the temporary password's hash, after the held one
+    hasher.held.splice(1, 1)[0]!.release(0);
+    const resetAnswer = await reset;
+    assert.equal(resetAnswer.statusCode, 200, resetAnswer.body);
+    hasher.letThrough();
+    assertError(await change, 401, 'UNAUTHENTICATED');
+
+    const temporary = resetAnswer.json<{ temporaryPassword: string }>().temporaryPassword;
+    assert.equal((await test.client().login(person.email, NEW_PASSWORD)).statusCode, 401);
+    assert.equal((await test.client().login(person.email, temporary)).statusCode, 200);
+    assert.equal((await holder.get('/api/auth/me')).statusCode, 401, 'the holder has no session');
+  });
+
+  it('lets the end of the session made while the change was in flight stand: 401, the password unchanged', async (t) => {
+    const hasher = new HeldHasher();
+    const test = await testAppFor(t, { hasher });
+    const person = await freshAccount(test);
+    const holder = await signedIn(test, person.email);
+    const owner = await signedIn(test, person.email);
+    const { change } = await heldChange(hasher, holder);
+
+    const { sessions } = (await owner.get('/api/auth/sessions')).json<{
+      sessions: { id: string; current: boolean }[];
+    }>();
+    const theirs = sessions.find((session) => !session.current)!;
+    assert.equal(
+      (await owner.request({ method: 'DELETE', url: `/api/auth/sessions/${theirs.id}` })).statusCode,
+      204,
+    );
+    hasher.letThrough();
+    assertError(await change, 401, 'UNAUTHENTICATED');
+
+    assert.equal((await test.client().login(person.email, NEW_PASSWORD)).statusCode, 401);
+    assert.equal((await owner.get('/api/auth/me')).statusCode, 200, 'the owner stays signed in');
+    assert.deepEqual(
+      (await eventsAbout(test, person.email)).filter((event) => event.startsWith('password-changed')),
+      [],
+      'no change, so no event',
     );
   });
 });

@@ -172,6 +172,26 @@ describe('PATCH /api/admin/users/:id', () => {
     );
   });
 
+  it('shows the account’s owner that an admin changed it, not from which address', async (t) => {
+    const test = await testAppFor(t);
+    const { browser, id: adminId } = await admin(test);
+    const person = await freshAccount(test);
+    const owner = await signedIn(test, person.email);
+    assert.equal((await edit(browser, person.id, { name: 'Renamed Person' })).statusCode, 200);
+    const { events } = (await owner.get('/api/auth/security-events')).json<{
+      events: { type: string; actorId: number | null; address: string | null }[];
+    }>();
+    const renamed = events.find((event) => event.type === 'account-renamed');
+    assert.deepEqual(renamed && { actorId: renamed.actorId, address: renamed.address }, {
+      actorId: adminId,
+      address: null,
+    });
+    assert.ok(
+      events.some((event) => event.type === 'signed-in-new-device' && event.address !== null),
+      'the owner’s own sign-in keeps its address',
+    );
+  });
+
   it('answers 422 LAST_ADMIN to an admin disabling or demoting themself, or the last enabled admin', async (t) => {
     const test = await testAppFor(t);
     // Only this test's admins are enabled admins.

@@ -136,6 +136,15 @@ export class SessionsRepository {
     }));
   }
 
+  /** Whether the user's session with digest `idHash` is still there; locks it until the transaction ends. */
+  async exists(userId: number, idHash: string): Promise<boolean> {
+    const rows = await this.db.query(
+      'SELECT 1 FROM sessions WHERE id_hash = $1 AND user_id = $2 FOR UPDATE',
+      [idHash, userId],
+    );
+    return rows.length > 0;
+  }
+
   /** Ends one session (a logout), and announces its account's change so no instance serves it from a cache. */
   async delete(idHash: string): Promise<void> {
     await this.db.query(

@@ -172,21 +172,30 @@ export class UsersRepository {
     return rows.find((candidate) => normaliseEmail(candidate.email) === normal) ?? null;
   }
 
-  /** The same password at today's cost (a rehash at login): whether it is temporary does not change. */
-  async updatePasswordHash(userId: number, passwordHash: string): Promise<void> {
-    await this.db.query('UPDATE users SET password_hash = $2 WHERE id = $1', [userId, passwordHash]);
+  /**
+   * The same password at today's cost (a rehash at login), only while the account still has the
+   * hash `verified` (a change or reset since the check wins); whether it is temporary does not change.
+   */
+  async updatePasswordHash(userId: number, passwordHash: string, verified: string): Promise<void> {
+    await this.db.query('UPDATE users SET password_hash = $2 WHERE id = $1 AND password_hash = $3', [
+      userId,
+      passwordHash,
+      verified,
+    ]);
   }
 
   /**
    * Gives the account a password of its own (the owner's change, the command line's): no longer
-   * temporary, nothing left to change.
+   * temporary, nothing left to change. With `replacing`, only while the account still has that
+   * hash (the one its owner's current password was checked against); answers whether it changed.
    */
-  async setPassword(userId: number, passwordHash: string): Promise<void> {
-    await this.db.query(
+  async setPassword(userId: number, passwordHash: string, replacing: string | null = null): Promise<boolean> {
+    const rows = await this.db.query(
       `UPDATE users SET password_hash = $2, must_change_password = false, password_expires_at = NULL
-        WHERE id = $1`,
-      [userId, passwordHash],
+        WHERE id = $1 AND ($3::text IS NULL OR password_hash = $3::text) RETURNING 1`,
+      [userId, passwordHash, replacing],
     );
+    return rows.length > 0;
   }
 
   /** Gives the account a temporary password that signs in until `expiresAt` (epoch ms) and must be changed. */

@@ -47,8 +47,8 @@ export async function accountPasswordRoutes(
         additionalProperties: false,
         properties: {
           currentPassword: { type: 'string', minLength: 1, maxLength: SIGN_IN_PASSWORD_MAX_LENGTH },
-          // Longer than the rules allow is their `too_long`, with its message, up to what a sign-in takes.
-          newPassword: { type: 'string', minLength: 1, maxLength: SIGN_IN_PASSWORD_MAX_LENGTH },
+          // Any length is the rules' to judge (`too_short`, `too_long`, with their messages) up to the body limit.
+          newPassword: { type: 'string' },
         },
       },
       response: {
@@ -95,6 +95,7 @@ export async function accountPasswordRoutes(
         case 'confirmed':
           break;
       }
+      const { verifiedHash } = recheck;
       let refusal: PasswordRefusal | null;
       try {
         refusal = await passwordRules.refusal(newPassword, user.email);
@@ -107,12 +108,14 @@ export async function accountPasswordRoutes(
       // This browser stays a known device when its cookie is the account's; its session rotates.
       const claim = devices.read(request.cookies[DEVICE_COOKIE]);
       const session = sessions.mint(user.id, request.headers['user-agent']);
-      await owners.changePassword(
+      const changed = await owners.changePassword(
         { user, address: request.caller.ipKey() },
-        passwordHash,
+        { passwordHash, verifiedHash, currentIdHash: sessions.idHashOf(request.sessionId!) },
         session.row,
         claim?.userId === user.id ? claim.deviceId : null,
       );
+      // An admin's reset, another change or the end of this session came first, and stands.
+      if (!changed) throw new ApiError('UNAUTHENTICATED');
       // This instance at once; the others when the change is announced (at the commit).
       sessions.forgetUser(user.id);
       reply.setCookie(SESSION_COOKIE, session.cookie, {

@@ -94,7 +94,12 @@ export async function securityEventRoutes(
         position ? { atMs: position[0]!, id: position[1]! } : undefined,
       );
       const page = cursors.page(rows, OWN_EVENTS_PAGE, (event) => [Date.parse(event.at), event.id]);
-      return { events: page.rows, nextCursor: page.nextCursor };
+      // What an admin did shows that an admin did it, not from where.
+      const self = request.user!.id;
+      const events = page.rows.map((event) =>
+        event.actorId !== null && event.actorId !== self ? { ...event, address: null } : event,
+      );
+      return { events, nextCursor: page.nextCursor };
     },
   });
 }

@@ -45,7 +45,7 @@ export async function signIn(
   const device = devices.issue(user.id);
   // This browser's cookie for this very account renews its known-device row: the same Device.
   const presented = devices.read(request.cookies[DEVICE_COOKIE]);
-  await writeSignIn(db, {
+  const { endedSessions } = await writeSignIn(db, {
     session: session.row,
     deviceId: device.claim.deviceId,
     previousDeviceId: presented?.userId === user.id ? presented.deviceId : null,
@@ -56,6 +56,8 @@ export async function signIn(
       instance: config.instanceId,
     },
   });
+  // The account's least recently used session, beyond its most: this instance stops serving it now.
+  if (endedSessions > 0) sessions.forgetUser(user.id);
   reply.setCookie(SESSION_COOKIE, session.cookie, {
     ...cookieOptions(request, config),
     maxAge: session.maxAgeSeconds,

@@ -2,9 +2,12 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { buildApp } from '../../src/app.ts';
+import { DEVICE_COOKIE } from '../../src/auth/devices.ts';
 import { LAST_SEEN_INTERVAL_MS } from '../../src/auth/sessions.ts';
 import { ManualClock } from '../../src/clock.ts';
 import type { Database } from '../../src/db/database.ts';
+import { COOKIES_PER_DEVICE_MAX } from '../../src/db/repositories/known-devices.ts';
+import { SESSIONS_PER_ACCOUNT_MAX } from '../../src/db/repositories/sessions.ts';
 import { SESSION_COOKIE } from '../../src/http/plugins/session.ts';
 import { eventsAbout, freshAccount, OWN_PASSWORD, signedIn } from '../helpers/accounts.ts';
 import { type TestApp, TestClient, testAppFor, testConfig } from '../helpers/app.ts';
@@ -234,10 +237,11 @@ describe('GET /api/auth/security-events', () => {
     const stranger = await freshAccount(test);
     await signedIn(test, stranger.email);
     const here = await signedIn(test, email);
-    // 60 more sign-ins, a second apart: 61 events about this account.
+    // 60 more sign-ins, a second apart, each signed out again: 61 events about this account.
     for (let i = 0; i < 60; i++) {
       test.clock.advance(1000);
-      await signedIn(test, email);
+      const browser = await signedIn(test, email);
+      assert.equal((await browser.request({ method: 'POST', url: '/api/auth/logout' })).statusCode, 204);
     }
     const first = (await here.get('/api/auth/security-events')).json<{
       events: { type: string; email: string; at: string }[];
@@ -256,5 +260,41 @@ describe('GET /api/auth/security-events', () => {
     assertError(await here.get('/api/auth/security-events?cursor=bm90LW91cnM'), 400, 'VALIDATION_ERROR');
     assertError(await here.get('/api/auth/security-events?limit=500'), 400, 'VALIDATION_ERROR');
     assertError(await test.client().get('/api/auth/security-events'), 401, 'UNAUTHENTICATED');
+  });
+});
+
+describe('what one password holder can pile up by signing in again and again', () => {
+  it('keeps 50 sessions (the least recently used ends, on this instance at once) and 4 cookies on a browser’s device', async (t) => {
+    const test = await testAppFor(t, { env: { SESSION_CACHE_TTL: '5m' } });
+    const { email, id } = await freshAccount(test);
+    const first = await signedIn(test, email);
+    assert.equal((await first.get('/api/auth/me')).statusCode, 200, 'cached on this instance');
+    // One browser that keeps its device cookie and drops its session each time.
+    let device = first.cookie(DEVICE_COOKIE)!;
+    for (let i = 1; i < SESSIONS_PER_ACCOUNT_MAX + 10; i++) {
+      test.clock.advance(1000);
+      const browser = test.client({ remoteAddress: '198.51.100.250' });
+      browser.setCookie(DEVICE_COOKIE, device);
+      assert.equal((await browser.login(email, OWN_PASSWORD)).statusCode, 200);
+      device = browser.cookie(DEVICE_COOKIE)!;
+    }
+    const count = async (sql: string) => (await test.database.db.query<{ n: number }>(sql, [id]))[0]!.n;
+    assert.equal(
+      await count('SELECT count(*)::int AS n FROM sessions WHERE user_id = $1'),
+      SESSIONS_PER_ACCOUNT_MAX,
+    );
+    assert.equal(await count('SELECT count(*)::int AS n FROM known_devices WHERE user_id = $1'), 1);
+    assert.equal(
+      await count(
+        'SELECT count(*)::int AS n FROM device_cookies c JOIN known_devices d ON d.id = c.known_device_id WHERE d.user_id = $1',
+      ),
+      COOKIES_PER_DEVICE_MAX,
+    );
+    assert.equal((await first.get('/api/auth/me')).statusCode, 401, 'the least recently used session ended');
+    // The newest cookie is still known: the next sign-in from that browser is a known device's.
+    const again = test.client({ remoteAddress: '198.51.100.250' });
+    again.setCookie(DEVICE_COOKIE, device);
+    assert.equal((await again.login(email, OWN_PASSWORD)).statusCode, 200);
+    assert.equal(await count('SELECT count(*)::int AS n FROM known_devices WHERE user_id = $1'), 1);
   });
 });

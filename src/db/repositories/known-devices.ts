@@ -13,6 +13,11 @@ export interface Device {
 
 /** The most known devices one account keeps; a sign-in from one more forgets the least recently used. */
 export const KNOWN_DEVICES_MAX = 50;
+/**
+ * The cookies one browser's device keeps known: its newest, and a few before it (sign-ins of the
+ * same browser in flight at once each issue one; the browser keeps whichever answered last).
+ */
+export const COOKIES_PER_DEVICE_MAX = 4;
 
 interface DeviceRow {
   id: number;

@@ -40,6 +40,8 @@ export interface NewSession {
  * that account, so the change holds on every instance at once (auth/sessions.ts).
  */
 export const ACCOUNT_CHANGES_CHANNEL = 'tp_account_changes';
+/** The live sessions an account keeps: a sign-in beyond ends the least recently used one. */
+export const SESSIONS_PER_ACCOUNT_MAX = 50;
 
 /**
  * Announces that `userId`'s account changed. Inside a transaction PostgreSQL delivers it at

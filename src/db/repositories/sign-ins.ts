@@ -1,7 +1,7 @@
 // A sign-in's writes in one statement: the new session, the browser's known-device row, the account's last sign-in, its security event.
 import type { Queryable } from '../database.ts';
-import { KNOWN_DEVICES_MAX } from './known-devices.ts';
-import type { NewSession } from './sessions.ts';
+import { COOKIES_PER_DEVICE_MAX, KNOWN_DEVICES_MAX } from './known-devices.ts';
+import { ACCOUNT_CHANGES_CHANNEL, type NewSession, SESSIONS_PER_ACCOUNT_MAX } from './sessions.ts';
 
 export interface SignInWrite {
   readonly session: NewSession;
@@ -24,12 +24,18 @@ export interface SignInWrite {
 
 /**
  * Writes a sign-in: one statement, so one round trip and all or nothing. The event says whether the
- * browser was known (`signed-in`) or new (`signed-in-new-device`); answers the same. An account
- * keeps at most KNOWN_DEVICES_MAX devices: a new one beyond forgets the least recently used.
+ * browser was known (`signed-in`) or new (`signed-in-new-device`); answers the same. What one
+ * password holder can pile up by signing in again and again is bounded: an account keeps at most
+ * KNOWN_DEVICES_MAX devices (a new one beyond forgets the least recently used), a device its
+ * COOKIES_PER_DEVICE_MAX newest cookies, and an account SESSIONS_PER_ACCOUNT_MAX sessions (a new
+ * one beyond ends the least recently used, announced so that no instance serves it from a cache).
  */
-export async function writeSignIn(db: Queryable, write: SignInWrite): Promise<{ newDevice: boolean }> {
+export async function writeSignIn(
+  db: Queryable,
+  write: SignInWrite,
+): Promise<{ newDevice: boolean; endedSessions: number }> {
   const { session, event } = write;
-  const [row] = await db.query<{ known: boolean }>(
+  const [row] = await db.query<{ known: boolean; ended: string | number }>(
     `WITH session AS (
        INSERT INTO sessions (id_hash, user_id, expires_at, signed_in_at, created_at, last_seen_at, user_agent)
        VALUES ($1, $2, $4::timestamptz, $3::timestamptz, $3::timestamptz, $3::timestamptz, $5::text)
@@ -50,6 +56,16 @@ export async function writeSignIn(db: Queryable, write: SignInWrite): Promise<{ 
        DELETE FROM known_devices WHERE NOT EXISTS (SELECT 1 FROM previous) AND id IN (
          SELECT id FROM known_devices WHERE user_id = $2 ORDER BY last_used_at DESC, id DESC OFFSET $12::int - 1
        )
+     ), stale_cookies AS (
+       DELETE FROM device_cookies WHERE known_device_id IN (SELECT id FROM previous) AND device_id NOT IN (
+         SELECT device_id FROM device_cookies WHERE known_device_id IN (SELECT id FROM previous)
+          ORDER BY issued_at DESC, device_id DESC LIMIT $13::int - 1
+       )
+     ), ended AS (
+       DELETE FROM sessions WHERE id_hash IN (
+         SELECT id_hash FROM sessions WHERE user_id = $2
+          ORDER BY last_seen_at DESC NULLS LAST, created_at DESC OFFSET $14::int - 1
+       ) RETURNING user_id
      ), signed AS (
        UPDATE users SET last_sign_in_at = $3::timestamptz WHERE id = $2
      ), event AS (
@@ -58,7 +74,8 @@ export async function writeSignIn(db: Queryable, write: SignInWrite): Promise<{ 
               CASE WHEN EXISTS (SELECT 1 FROM previous) THEN 'signed-in' ELSE 'signed-in-new-device' END,
               $8, $9, $10, $11
      )
-     SELECT EXISTS (SELECT 1 FROM previous) AS known`,
+     SELECT EXISTS (SELECT 1 FROM previous) AS known,
+            (SELECT count(pg_notify($15, user_id::text)) FROM ended) AS ended`,
     [
       session.idHash,
       session.userId,
@@ -72,7 +89,10 @@ export async function writeSignIn(db: Queryable, write: SignInWrite): Promise<{ 
       event.address,
       event.instance,
       KNOWN_DEVICES_MAX,
+      COOKIES_PER_DEVICE_MAX,
+      SESSIONS_PER_ACCOUNT_MAX,
+      ACCOUNT_CHANGES_CHANNEL,
     ],
   );
-  return { newDevice: row?.known !== true };
+  return { newDevice: row?.known !== true, endedSessions: Number(row?.ended ?? 0) };
 }

@@ -97,7 +97,7 @@ export async function attemptLogin(
   const { email } = attempt;
   const claim = devices.read(attempt.deviceCookie);
   // Accounts: a cookie is known only while its device row stands (its owner may forget it).
-  const looked = claim === null ? null : await accounts.findCredentials(email, claim.deviceId);
+  const looked = claim === null ? null : await accounts.findCredentials(email, claim);
   const known =
     looked?.deviceKnown === true && DeviceCookies.knownFor(claim, looked.user.id, looked.devicesValidAfter)
       ? { account: looked, deviceId: claim!.deviceId }

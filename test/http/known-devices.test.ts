@@ -273,3 +273,57 @@ describe('the tp_device cookie', () => {
 });
 
 const CAROL = 'carol@example.com';
+
+describe('a device cookie issued before the known devices were rows (the upgrade to migration 012)', () => {
+  /** The owner's browser, its cookie made row-less as one issued before the upgrade would be. */
+  async function browserFromBeforeTheUpgrade(app: TestApp, email: string): Promise<TestClient> {
+    const owner = await ownersBrowser(app, email);
+    await app.database.db.query(
+      `DELETE FROM known_devices WHERE user_id = (SELECT id FROM users WHERE email = $1)`,
+      [email],
+    );
+    app.clock.advance(1000);
+    await app.database.db.query('UPDATE users SET devices_rowless_before = $2 WHERE email = $1', [
+      email,
+      new Date(app.clock.now()).toISOString(),
+    ]);
+    return owner;
+  }
+
+  it('still lets the owner’s browser in while the account is locked', async (t) => {
+    const app = await deviceApp(t, { env: { RATE_LIMIT_LOGIN_ACCOUNT: '3/15m' } });
+    const owner = await browserFromBeforeTheUpgrade(app, ALICE);
+    await lock(app, ALICE, 3);
+    assert.equal((await owner.login(ALICE)).statusCode, 200, 'the row-less cookie is a known device');
+  });
+
+  it('is forgotten with the other devices when the password changes in another browser', async (t) => {
+    const app = await deviceApp(t, { env: { RATE_LIMIT_LOGIN_ACCOUNT: '3/15m' } });
+    const old = await browserFromBeforeTheUpgrade(app, ALICE);
+    const elsewhere = app.client();
+    assert.equal((await elsewhere.login(ALICE)).statusCode, 200);
+    const newPassword = 'violet harbour cinder 93 slowly';
+    const changed = await elsewhere.request({
+      method: 'POST',
+      url: '/api/auth/password',
+      payload: { currentPassword: 'demo-password', newPassword },
+    });
+    assert.equal(changed.statusCode, 200, changed.body);
+    await lock(app, ALICE, 3);
+    assertRefused(await old.login(ALICE, newPassword), 'LOGIN_RATE_LIMIT', 'login-account');
+  });
+
+  it('is unknown when issued after the upgrade without a row (a forgotten device)', async (t) => {
+    const app = await deviceApp(t, { env: { RATE_LIMIT_LOGIN_ACCOUNT: '3/15m' } });
+    const owner = await ownersBrowser(app, ALICE);
+    await app.database.db.query('UPDATE users SET devices_rowless_before = $2 WHERE email = $1', [
+      ALICE,
+      new Date(app.clock.now() - 60_000).toISOString(),
+    ]);
+    await app.database.db.query(
+      "DELETE FROM known_devices WHERE user_id = (SELECT id FROM users WHERE email = 'alice@example.com')",
+    );
+    await lock(app, ALICE, 3);
+    assertRefused(await owner.login(ALICE), 'LOGIN_RATE_LIMIT', 'login-account');
+  });
+});

@@ -7,7 +7,7 @@ import { hashPassword, PasswordChecker } from '../../src/auth/passwords.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { StoredCredential } from '../../src/db/repositories/passkeys.ts';
-import type { Credentials } from '../../src/db/repositories/users.ts';
+import type { Credentials, PresentedDevice } from '../../src/db/repositories/users.ts';
 import { normaliseEmail } from '../../src/email.ts';
 import { attemptLogin, type PasswordAttempt } from '../../src/login/attempt-login.ts';
 import { attemptPasskeyLogin } from '../../src/login/attempt-passkey-login.ts';
@@ -35,10 +35,10 @@ class Accounts {
   onStore: () => void = () => {};
 
   /** Every device cookie the tests issue stands for a device row of its account (docs/rules.md#accounts). */
-  async findCredentials(email: string, deviceId: string | null = null): Promise<Credentials | null> {
+  async findCredentials(email: string, device: PresentedDevice | null = null): Promise<Credentials | null> {
     this.lookups.push(email);
     const found = this.byEmail.get(normaliseEmail(email));
-    return found ? { ...found, deviceKnown: deviceId !== null } : null;
+    return found ? { ...found, deviceKnown: device !== null } : null;
   }
 
   async passwordOf(userId: number): Promise<{ passwordHash: string; expiresAt: number | null } | null> {

@@ -36,6 +36,12 @@ CREATE TABLE device_cookies (
 );
 CREATE INDEX device_cookies_known_device_idx ON device_cookies (known_device_id);
 CREATE INDEX device_cookies_issued_idx ON device_cookies (issued_at);
+-- The device cookies issued before this migration have no row: each stays known (signed, and issued
+-- before this moment) until its browser signs in again and joins a row, or the account forgets
+-- its devices. Otherwise an upgrade would make every owner's browser an unknown device at once, and
+-- an attacker's lock on the account would keep them out.
+ALTER TABLE users ADD COLUMN devices_rowless_before timestamptz;
+UPDATE users SET devices_rowless_before = now();
 
 -- An account's own events, newest first (GET /api/auth/security-events).
 CREATE INDEX security_events_email_at_idx ON security_events (email, at DESC, id DESC);

@@ -61,6 +61,8 @@ export class KnownDevicesRepository {
 
   /** Forgets every device of the user but `keepDeviceId` (a cookie's device id; null keeps none); answers how many. */
   async forgetAllBut(userId: number, keepDeviceId: string | null): Promise<number> {
+    // The cookies issued before the rows existed (migration 012) are forgotten with them.
+    await this.db.query('UPDATE users SET devices_rowless_before = NULL WHERE id = $1', [userId]);
     const rows = await this.db.query(
       `DELETE FROM known_devices d WHERE d.user_id = $1 AND NOT EXISTS (
          SELECT 1 FROM device_cookies c WHERE c.known_device_id = d.id AND c.device_id = $2::text

@@ -2,6 +2,12 @@
 import { normaliseEmail } from '../../email.ts';
 import type { Queryable } from '../database.ts';
 
+/** A device cookie a sign-in presented: its device id, and when it was issued (epoch ms). */
+export interface PresentedDevice {
+  readonly deviceId: string;
+  readonly issuedAt: number;
+}
+
 export type Role = 'employee' | 'admin';
 
 export const ROLES: readonly Role[] = ['employee', 'admin'];
@@ -82,8 +88,8 @@ export class UsersRepository {
    * limiter keys accounts by the normal form. A disabled account is found too: the login checks its
    * password all the same and then refuses it (accountMaySignIn), as it would a wrong password.
    */
-  async findCredentials(email: string, deviceId: string | null = null): Promise<Credentials | null> {
-    const row = await this.findRow(email, deviceId);
+  async findCredentials(email: string, device: PresentedDevice | null = null): Promise<Credentials | null> {
+    const row = await this.findRow(email, device);
     if (!row) return null;
     const {
       password_hash: passwordHash,
@@ -149,8 +155,12 @@ export class UsersRepository {
     return rows.map((row) => ({ parameters: row.parameters, accounts: Number(row.accounts) }));
   }
 
-  /** The account's row by email, with whether `deviceId` is one of its known devices (one query). */
-  private async findRow(email: string, deviceId: string | null = null) {
+  /**
+   * The account's row by email, with whether `device` is one of its known devices (one query): a
+   * cookie of one of its rows, or one issued before the rows existed (migration 012) that the
+   * account has not forgotten since.
+   */
+  private async findRow(email: string, device: PresentedDevice | null = null) {
     const normal = normaliseEmail(email);
     const rows = await this.db.query<
       User & {
@@ -162,12 +172,12 @@ export class UsersRepository {
       }
     >(
       `SELECT ${COLUMNS}, password_hash, devices_valid_after, disabled_at, password_expires_at,
-              ($2::text IS NOT NULL AND EXISTS (
+              ($2::text IS NOT NULL AND (EXISTS (
                 SELECT 1 FROM device_cookies c JOIN known_devices d ON d.id = c.known_device_id
                  WHERE c.device_id = $2::text AND d.user_id = users.id
-              )) AS device_known
+              ) OR $3::timestamptz < devices_rowless_before)) AS device_known
          FROM users WHERE lower(email) = lower($1)`,
-      [normal, deviceId],
+      [normal, device?.deviceId ?? null, device ? new Date(device.issuedAt).toISOString() : null],
     );
     return rows.find((candidate) => normaliseEmail(candidate.email) === normal) ?? null;
   }

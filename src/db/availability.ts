@@ -69,22 +69,24 @@ export interface AvailabilityObserver {
 
 /**
  * The database's reachability as its queries show it; observers hear only the transitions. Only
- * a query that started after the outage began can end it: one that was already under way when a
- * restart began may still succeed, and proves nothing about the database now.
+ * what started after the last transition can make the next one: a query (or a connection) that
+ * was already under way when a restart began may still succeed, and one from before the database
+ * came back may still fail (a connection the restart ended, a connect that waited through it);
+ * neither proves anything about the database now.
  */
 export class Availability {
   private down = false;
-  /** Counts outages; a query notes it when it starts (`since`) and hands it back on success. */
-  private outages = 0;
+  /** Counts transitions (an outage's start, its end); what starts notes it (`since`) and hands it back. */
+  private transitions = 0;
   private readonly observers = new Set<AvailabilityObserver>();
 
   get available(): boolean {
     return !this.down;
   }
 
-  /** A mark to take when a query starts, for `succeeded`. */
+  /** A mark to take when a query or a connection starts, for `failed` and `succeeded`. */
   get since(): number {
-    return this.outages;
+    return this.transitions;
   }
 
   /** Starts telling `observer` of outages; returns the function that stops it. */
@@ -93,17 +95,19 @@ export class Availability {
     return () => this.observers.delete(observer);
   }
 
-  failed(error: unknown): void {
-    if (this.down) return;
+  /** Something that started at `since` found the database away. */
+  failed(error: unknown, since: number = this.transitions): void {
+    if (this.down || since !== this.transitions) return;
     this.down = true;
-    this.outages++;
+    this.transitions++;
     for (const observer of this.observers) observer.outageStarted(error);
   }
 
   /** A query that started at `since` succeeded. */
-  succeeded(since: number = this.outages): void {
-    if (!this.down || since !== this.outages) return;
+  succeeded(since: number = this.transitions): void {
+    if (!this.down || since !== this.transitions) return;
     this.down = false;
+    this.transitions++;
     for (const observer of this.observers) observer.outageEnded();
   }
 }

@@ -212,10 +212,13 @@ function openPostgres(url: string, statementTimeoutMs: number): Database {
     query_timeout: statementTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS,
   });
   const availability = new Availability();
+  // When each connection was made: one made before the database came back proves nothing by failing.
+  const connectedAt = new WeakMap<pg.PoolClient, number>();
+  pool.on('connect', (client) => connectedAt.set(client, availability.since));
   // An idle client whose server went away (a restart ends every session) errors here, outside any
   // query: the pool has already removed it; without a listener the process would crash.
-  pool.on('error', (error) => {
-    if (isUnavailable(error)) availability.failed(error);
+  pool.on('error', (error, client) => {
+    if (isUnavailable(error)) availability.failed(error, connectedAt.get(client));
   });
   const guarded = async <T>(work: () => Promise<T>): Promise<T> => {
     const since = availability.since;
@@ -225,7 +228,7 @@ function openPostgres(url: string, statementTimeoutMs: number): Database {
     } catch (error) {
       if (!isUnavailable(error)) throw error;
       // A slow statement is answered 503 like an outage, but only failing connections make one.
-      if (!isStatementTimeout(error)) availability.failed(error);
+      if (!isStatementTimeout(error)) availability.failed(error, since);
       throw new DatabaseUnavailableError(error);
     }
     availability.succeeded(since);
@@ -243,7 +246,7 @@ function openPostgres(url: string, statementTimeoutMs: number): Database {
     // an 'error' event nobody handles, which ends the process. The next statement then fails.
     const onError = (error: Error) => {
       broken = true;
-      if (isUnavailable(error)) availability.failed(error);
+      if (isUnavailable(error)) availability.failed(error, connectedAt.get(client));
     };
     client.on('error', onError);
     try {

@@ -80,6 +80,24 @@ describe('Availability', () => {
     availability.succeeded(late);
     assert.deepEqual(heard, ['started', 'ended']);
   });
+
+  it('is not restarted by a query or a connection from before the database came back', () => {
+    const availability = new Availability();
+    const heard: string[] = [];
+    availability.observe({
+      outageStarted: () => heard.push('started'),
+      outageEnded: () => heard.push('ended'),
+    });
+    const before = availability.since;
+    availability.failed(new Error('terminated'), before);
+    const during = availability.since;
+    availability.succeeded(during);
+    availability.failed(new Error('a connect that waited through the restart'), during);
+    availability.failed(new Error('a connection the restart ended'), before);
+    assert.equal(availability.available, true);
+    availability.failed(new Error('a new outage'), availability.since);
+    assert.deepEqual(heard, ['started', 'ended', 'started']);
+  });
 });
 
 /** A logger that keeps what it is asked to write. */

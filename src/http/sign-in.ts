@@ -4,6 +4,7 @@ import { DEVICE_COOKIE, DEVICE_COOKIE_PATH } from '../auth/devices.ts';
 import { writeSignIn } from '../db/repositories/sign-ins.ts';
 import type { User } from '../db/repositories/users.ts';
 import { normaliseEmail } from '../email.ts';
+import { ApiError } from '../errors.ts';
 import { servedOverHttps } from './origin.ts';
 import { cookieOptions } from './plugins/csrf.ts';
 import { SESSION_COOKIE } from './plugins/session.ts';
@@ -29,14 +30,15 @@ export const signedInResponse = {
  * Signs `user` in on this reply: a new session id at every sign-in (a session id planted before
  * it is worthless after it), a fresh device cookie (docs/rules.md#known-devices), and the body with
  * the CSRF token bound to the new session. The session, the browser's known-device row, the
- * account's last sign-in and the `signed-in` security event are one statement (writeSignIn).
+ * account's last sign-in and the `signed-in` security event are one statement (writeSignIn), which
+ * writes nothing when the account moved on since its password was checked (401 INVALID_CREDENTIALS).
  */
 export async function signIn(
   app: FastifyInstance,
   { sessions, devices, config, db }: Pick<Services, 'sessions' | 'devices' | 'config' | 'db'>,
   request: FastifyRequest,
   reply: FastifyReply,
-  user: User,
+  { user, verifiedHash }: { user: User; verifiedHash: string | null },
   how: 'password' | 'passkey',
 ): Promise<{ user: User; csrfToken: string }> {
   const previous = request.cookies[SESSION_COOKIE];
@@ -45,8 +47,9 @@ export async function signIn(
   const device = devices.issue(user.id);
   // This browser's cookie for this very account renews its known-device row: the same Device.
   const presented = devices.read(request.cookies[DEVICE_COOKIE]);
-  const { endedSessions } = await writeSignIn(db, {
+  const { written, endedSessions } = await writeSignIn(db, {
     session: session.row,
+    verifiedHash,
     deviceId: device.claim.deviceId,
     previousDeviceId: presented?.userId === user.id ? presented.deviceId : null,
     event: {
@@ -56,6 +59,8 @@ export async function signIn(
       instance: config.instanceId,
     },
   });
+  // A reset, a password change or a disable landed while the password was checked: it stands.
+  if (!written) throw new ApiError('INVALID_CREDENTIALS');
   // The account's least recently used session, beyond its most: this instance stops serving it now.
   if (endedSessions > 0) sessions.forgetUser(user.id);
   reply.setCookie(SESSION_COOKIE, session.cookie, {

@@ -132,7 +132,11 @@ export async function attemptLogin(
       if (slot.account === null) return INVALID;
       if (slot.rehashed !== null)
         await accounts.updatePasswordHash(slot.account.user.id, slot.rehashed, slot.account.passwordHash);
-      return { kind: 'signed-in', user: slot.account.user };
+      return {
+        kind: 'signed-in',
+        user: slot.account.user,
+        verifiedHash: slot.rehashed ?? slot.account.passwordHash,
+      };
     }
     default:
       return slot;

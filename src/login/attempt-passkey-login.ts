@@ -82,7 +82,7 @@ export async function attemptPasskeyLogin(
       email: normaliseEmail(stored.user.email),
       address: caller.ipKey(),
     });
-  return ok && stored ? { kind: 'signed-in', user: stored.user } : { kind: 'invalid' };
+  return ok && stored ? { kind: 'signed-in', user: stored.user, verifiedHash: null } : { kind: 'invalid' };
 }
 
 /**

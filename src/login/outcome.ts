@@ -10,7 +10,9 @@ export interface WorkChallenge {
 
 /**
  * The outcome of a sign-in attempt (a password's or a passkey's):
- * - `signed-in`: the credential holds for an account that may sign in; the route makes its session.
+ * - `signed-in`: the credential holds for an account that may sign in; the route makes its session,
+ *   for a password only while the account still has `verifiedHash` (the hash it holds after this
+ *   sign-in's own rehash): a reset or a change that landed during the check wins.
  * - `refused`: a login control refuses (429): the verdict names the control (its code and
  *   `RateLimit` headers) and its decision (the wait, hence `Retry-After`). Nothing was counted.
  * - `busy`: the gate shed the attempt (503 LOGIN_BUSY): come back in `retryAfter` seconds, with
@@ -18,7 +20,7 @@ export interface WorkChallenge {
  * - `invalid`: wrong, unknown or disabled, all alike (401 INVALID_CREDENTIALS); counted as a failure.
  */
 export type LoginOutcome =
-  | { readonly kind: 'signed-in'; readonly user: User }
+  | { readonly kind: 'signed-in'; readonly user: User; readonly verifiedHash: string | null }
   | { readonly kind: 'refused'; readonly refusal: Verdict }
   | { readonly kind: 'busy'; readonly retryAfter: number; readonly work: WorkChallenge | null }
   | { readonly kind: 'invalid' };

@@ -2,9 +2,17 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { TEMPORARY_PASSWORD_TTL_MS } from '../../src/limits.ts';
-import { changePassword, eventsAbout, freshAccount, NEW_PASSWORD, signedIn } from '../helpers/accounts.ts';
+import {
+  changePassword,
+  eventsAbout,
+  freshAccount,
+  NEW_PASSWORD,
+  OWN_PASSWORD,
+  signedIn,
+} from '../helpers/accounts.ts';
 import { type TestApp, type TestClient, testAppFor } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
+import { HeldHasher } from '../helpers/held-hasher.ts';
 import { assertError } from '../helpers/http.ts';
 import { skipUnless } from '../helpers/services.ts';
 
@@ -253,6 +261,30 @@ describe('POST /api/admin/users/:id/password-reset', () => {
     );
     const events = (await eventsAbout(test, person.email)).filter((e) => !e.startsWith('signed-in'));
     assert.deepEqual(events, ['password-reset admin', 'sessions-ended admin', 'devices-forgotten admin']);
+  });
+
+  it('stands against a sign-in with the old password checked while it landed: that sign-in is 401 and starts no session', async (t) => {
+    const hasher = new HeldHasher();
+    const test = await testAppFor(t, { hasher });
+    const { browser } = await admin(test);
+    const person = await freshAccount(test);
+    hasher.holdChecks();
+    const holder = test.client();
+    await holder.fetchCsrf();
+    const signIn = holder.login(person.email, OWN_PASSWORD);
+    await hasher.untilHeld(1); // the old password's check, under way
+    const reset = browser.request({ method: 'POST', url: `/api/admin/users/${person.id}/password-reset` });
+    await hasher.untilHeld(2); // the temporary password's hash
+    hasher.held.splice(1, 1)[0]!.release(0);
+    assert.equal((await reset).statusCode, 200);
+    hasher.letThrough();
+    assertError(await signIn, 401, 'INVALID_CREDENTIALS');
+    assertError(await holder.get('/api/auth/me'), 401, 'UNAUTHENTICATED');
+    const [{ n }] = (await test.database.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM sessions WHERE user_id = $1',
+      [person.id],
+    )) as [{ n: number }];
+    assert.equal(n, 0, 'no session of the account outlived the reset');
   });
 });
 

@@ -5,6 +5,11 @@ import { ACCOUNT_CHANGES_CHANNEL, type NewSession, SESSIONS_PER_ACCOUNT_MAX } fr
 
 export interface SignInWrite {
   readonly session: NewSession;
+  /**
+   * The password hash the sign-in was checked against (after its own rehash); null for a passkey.
+   * Nothing is written unless the account still has it and is not disabled.
+   */
+  readonly verifiedHash: string | null;
   /** The device id of the cookie this sign-in issues. */
   readonly deviceId: string;
   /**
@@ -33,27 +38,32 @@ export interface SignInWrite {
 export async function writeSignIn(
   db: Queryable,
   write: SignInWrite,
-): Promise<{ newDevice: boolean; endedSessions: number }> {
+): Promise<{ written: boolean; newDevice: boolean; endedSessions: number }> {
   const { session, event } = write;
-  const [row] = await db.query<{ known: boolean; ended: string | number }>(
-    `WITH session AS (
+  const [row] = await db.query<{ written: boolean; known: boolean; ended: string | number }>(
+    `WITH still AS (
+       SELECT 1 FROM users WHERE id = $2 AND disabled_at IS NULL
+          AND ($16::text IS NULL OR password_hash = $16::text)
+     ), session AS (
        INSERT INTO sessions (id_hash, user_id, expires_at, signed_in_at, created_at, last_seen_at, user_agent)
-       VALUES ($1, $2, $4::timestamptz, $3::timestamptz, $3::timestamptz, $3::timestamptz, $5::text)
+       SELECT $1, $2, $4::timestamptz, $3::timestamptz, $3::timestamptz, $3::timestamptz, $5::text
+        WHERE EXISTS (SELECT 1 FROM still)
      ), previous AS (
        SELECT d.id FROM device_cookies c JOIN known_devices d ON d.id = c.known_device_id
-        WHERE c.device_id = $7::text AND d.user_id = $2
+        WHERE c.device_id = $7::text AND d.user_id = $2 AND EXISTS (SELECT 1 FROM still)
      ), renewed AS (
        UPDATE known_devices SET last_used_at = $3::timestamptz, user_agent = $5::text
         WHERE id IN (SELECT id FROM previous) RETURNING id
      ), added AS (
        INSERT INTO known_devices (user_id, created_at, last_used_at, user_agent)
-       SELECT $2, $3::timestamptz, $3::timestamptz, $5::text WHERE NOT EXISTS (SELECT 1 FROM previous)
+       SELECT $2, $3::timestamptz, $3::timestamptz, $5::text
+        WHERE NOT EXISTS (SELECT 1 FROM previous) AND EXISTS (SELECT 1 FROM still)
        RETURNING id
      ), cookie AS (
        INSERT INTO device_cookies (device_id, known_device_id, issued_at)
        SELECT $6, id, $3::timestamptz FROM (SELECT id FROM renewed UNION ALL SELECT id FROM added) AS device
      ), trimmed AS (
-       DELETE FROM known_devices WHERE NOT EXISTS (SELECT 1 FROM previous) AND id IN (
+       DELETE FROM known_devices WHERE NOT EXISTS (SELECT 1 FROM previous) AND EXISTS (SELECT 1 FROM still) AND id IN (
          SELECT id FROM known_devices WHERE user_id = $2 ORDER BY last_used_at DESC, id DESC OFFSET $12::int - 1
        )
      ), stale_cookies AS (
@@ -62,19 +72,20 @@ export async function writeSignIn(
           ORDER BY issued_at DESC, device_id DESC LIMIT $13::int - 1
        )
      ), ended AS (
-       DELETE FROM sessions WHERE id_hash IN (
+       DELETE FROM sessions WHERE EXISTS (SELECT 1 FROM still) AND id_hash IN (
          SELECT id_hash FROM sessions WHERE user_id = $2
           ORDER BY last_seen_at DESC NULLS LAST, created_at DESC OFFSET $14::int - 1
        ) RETURNING user_id
      ), signed AS (
-       UPDATE users SET last_sign_in_at = $3::timestamptz WHERE id = $2
+       UPDATE users SET last_sign_in_at = $3::timestamptz WHERE id = $2 AND EXISTS (SELECT 1 FROM still)
      ), event AS (
        INSERT INTO security_events (at, type, control, email, address, instance)
        SELECT $3::timestamptz,
               CASE WHEN EXISTS (SELECT 1 FROM previous) THEN 'signed-in' ELSE 'signed-in-new-device' END,
               $8, $9, $10, $11
+        WHERE EXISTS (SELECT 1 FROM still)
      )
-     SELECT EXISTS (SELECT 1 FROM previous) AS known,
+     SELECT EXISTS (SELECT 1 FROM still) AS written, EXISTS (SELECT 1 FROM previous) AS known,
             (SELECT count(pg_notify($15, user_id::text)) FROM ended) AS ended`,
     [
       session.idHash,
@@ -92,7 +103,12 @@ export async function writeSignIn(
       COOKIES_PER_DEVICE_MAX,
       SESSIONS_PER_ACCOUNT_MAX,
       ACCOUNT_CHANGES_CHANNEL,
+      write.verifiedHash,
     ],
   );
-  return { newDevice: row?.known !== true, endedSessions: Number(row?.ended ?? 0) };
+  return {
+    written: row?.written === true,
+    newDevice: row?.known !== true,
+    endedSessions: Number(row?.ended ?? 0),
+  };
 }

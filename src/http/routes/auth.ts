@@ -78,7 +78,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
       });
       switch (outcome.kind) {
         case 'signed-in':
-          return signIn(app, services, request, reply, outcome.user, 'password');
+          return signIn(app, services, request, reply, outcome, 'password');
         case 'refused':
           return sendRefusal(reply, outcome.refusal);
         case 'busy':

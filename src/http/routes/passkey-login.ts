@@ -69,7 +69,7 @@ export async function passkeyLoginRoutes(
       });
       switch (outcome.kind) {
         case 'signed-in':
-          return signIn(app, services, request, reply, outcome.user, 'passkey');
+          return signIn(app, services, request, reply, outcome, 'passkey');
         case 'refused':
           return sendRefusal(reply, outcome.refusal);
         case 'invalid':

@@ -40,7 +40,8 @@ export interface SecurityEvent {
    * from: `users-cli` (the account command line), `bootstrap-admin` (BOOTSTRAP_ADMIN_* at a start),
    * `admin` (an admin in the portal) or `account` (the owner in the portal); a passkey's events name
    * `passkey`. Sign-ins and failed ones name how: `password` or `passkey` (`password-change` for a
-   * wrong current password given to change it).
+   * wrong current password given to change it); a session a sign-in ended because the account
+   * had as many as it keeps names `session-limit`.
    */
   readonly control: string;
   /** The account, in the normal form that keys its budget (src/email.ts). */

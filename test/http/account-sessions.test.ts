@@ -291,6 +291,12 @@ describe('what one password holder can pile up by signing in again and again', (
       COOKIES_PER_DEVICE_MAX,
     );
     assert.equal((await first.get('/api/auth/me')).statusCode, 401, 'the least recently used session ended');
+    await test.app.services.securityEvents.flush();
+    assert.equal(
+      (await eventsAbout(test, email)).filter((event) => event === 'session-ended session-limit').length,
+      10,
+      'each session a sign-in ended is an event of the account',
+    );
     // The newest cookie is still known: the next sign-in from that browser is a known device's.
     const again = test.client({ remoteAddress: '198.51.100.250' });
     again.setCookie(DEVICE_COOKIE, device);

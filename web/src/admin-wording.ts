@@ -37,6 +37,7 @@ export const CONTROL_LABELS: Readonly<Record<string, string>> = {
   'users-cli': 'Account command line',
   'bootstrap-admin': 'First admin at start',
   passkey: 'Passkey',
+  'session-limit': 'Sessions an account keeps',
 };
 
 export const controlLabel = (control: string): string => CONTROL_LABELS[control] ?? control;

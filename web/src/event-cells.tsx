@@ -19,6 +19,12 @@ export function EventCells({ event, what, actor }: Props) {
       <td data-label={what}>
         {EVENT_LABELS[event.type] ?? event.type}
         {event.actorId !== null && <span class="hint"> ({actor(event.actorId)})</span>}
+        {event.control === 'session-limit' && (
+          <span class="hint">
+            {' '}
+            (the least recently used: a new sign-in went past the sessions an account keeps)
+          </span>
+        )}
       </td>
     </>
   );

@@ -33,7 +33,8 @@ export interface SignInWrite {
  * password holder can pile up by signing in again and again is bounded: an account keeps at most
  * KNOWN_DEVICES_MAX devices (a new one beyond forgets the least recently used), a device its
  * COOKIES_PER_DEVICE_MAX newest cookies, and an account SESSIONS_PER_ACCOUNT_MAX sessions (a new
- * one beyond ends the least recently used, announced so that no instance serves it from a cache).
+ * one beyond ends the least recently used, announced so that no instance serves it from a cache,
+ * and a `session-ended` event of control `session-limit`).
  */
 export async function writeSignIn(
   db: Queryable,
@@ -76,6 +77,9 @@ export async function writeSignIn(
          SELECT id_hash FROM sessions WHERE user_id = $2
           ORDER BY last_seen_at DESC NULLS LAST, created_at DESC OFFSET $14::int - 1
        ) RETURNING user_id
+     ), ended_event AS (
+       INSERT INTO security_events (at, type, control, email, address, instance)
+       SELECT $3::timestamptz, 'session-ended', 'session-limit', $9, $10, $11 FROM ended
      ), signed AS (
        UPDATE users SET last_sign_in_at = $3::timestamptz WHERE id = $2 AND EXISTS (SELECT 1 FROM still)
      ), event AS (

@@ -205,6 +205,63 @@ describe('src/server.ts', () => {
     assert.equal(await server.exited, 0);
   });
 
+  it('logs an announced 503 (one that says when to come back) in its request line only, never as an error', async (t) => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'tp-server-'));
+    directories.push(dataDir);
+    // A required breached-password API that refuses every connection.
+    const server = start({
+      DATA_DIR: dataDir,
+      PASSWORD_BREACH_API: 'http://127.0.0.1:9',
+      PASSWORD_BREACH_API_REQUIRED: 'true',
+    });
+    t.after(() => server.child.kill('SIGKILL'));
+    const url = await listeningUrl(server.output, server.exited);
+    const bootstrap = await fetch(`${url}/api/csrf-token`);
+    const preSession = bootstrap.headers.getSetCookie()[0]!.split(';')[0]!;
+    const { csrfToken } = (await bootstrap.json()) as { csrfToken: string };
+    const login = await fetch(`${url}/api/auth/login`, {
+      method: 'POST',
+      headers: { cookie: preSession, 'x-csrf-token': csrfToken, 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'alice@example.com', password: 'demo-password' }),
+    });
+    assert.equal(login.status, 200);
+    const session = login.headers
+      .getSetCookie()
+      .find((line) => line.startsWith('tp_session='))!
+      .split(';')[0]!;
+    const { csrfToken: sessionToken } = (await login.json()) as { csrfToken: string };
+    for (let i = 0; i < 3; i++) {
+      const change = await fetch(`${url}/api/auth/password`, {
+        method: 'POST',
+        headers: { cookie: session, 'x-csrf-token': sessionToken, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          currentPassword: 'demo-password',
+          newPassword: 'violet harbour cinder 93 slowly',
+        }),
+      });
+      assert.equal(change.status, 503);
+      assert.equal(((await change.json()) as { code: string }).code, 'PASSWORD_CHECK_UNAVAILABLE');
+    }
+    const lines = () =>
+      server
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const answered = () =>
+      lines().filter((line) => line.msg === 'request completed' && line.statusCode === 503);
+    const deadline = Date.now() + 10_000;
+    while (answered().length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(answered().length, 3, 'each 503 has its request line');
+    assert.deepEqual(
+      lines().filter((line) => Number(line.level) >= 50),
+      [],
+      'no error line for a refusal the service announced',
+    );
+    server.child.kill('SIGTERM');
+    assert.equal(await server.exited, 0);
+  });
+
   it('stops at start with a message naming an invalid variable and its expected form', async () => {
     const server = start({
       RATE_LIMIT_BULK: '30 per 15 minutes',

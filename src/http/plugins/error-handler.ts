@@ -178,9 +178,12 @@ export function registerErrorHandlers(app: FastifyInstance): void {
     }
     const apiError = toApiError(error, request);
     if (apiError) {
-      if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed');
       // A 429 or 503 that says how long to wait says it in Retry-After too, and is never cached.
       const { retryAfter } = apiError.details;
+      // Such a 503 is a state the service announces (a full store under a flood, a required API
+      // away), answered many times over while it lasts: its request line says it, once per request.
+      if (apiError.statusCode >= 500 && typeof retryAfter !== 'number')
+        request.log.error({ err: error }, 'request failed');
       if (typeof retryAfter === 'number')
         reply.headers({ 'retry-after': retryAfter, 'cache-control': 'no-store' });
       return reply.code(apiError.statusCode).send(apiError.toBody());

@@ -4,7 +4,14 @@ import { createRequire } from 'node:module';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, UNSTORABLE_TEXT } from '../limits.ts';
 
 /** Why a password is refused: the `reason` of 422 PASSWORD_REFUSED. */
-export const PASSWORD_REFUSALS = ['too_short', 'too_long', 'contains_email', 'common', 'breached'] as const;
+export const PASSWORD_REFUSALS = [
+  'too_short',
+  'too_long',
+  'contains_email',
+  'common',
+  'breached',
+  'unchanged',
+] as const;
 export type PasswordRefusal = (typeof PASSWORD_REFUSALS)[number];
 
 /** What to tell a person whose password was refused: what is wrong and what to do instead. */
@@ -16,6 +23,8 @@ export const REFUSAL_MESSAGES: Readonly<Record<PasswordRefusal, string>> = {
     'This password is on a list of common and leaked passwords, which attackers try first. Choose another one.',
   breached:
     'This password appears in known data breaches, which attackers try first. Choose one you have not used anywhere.',
+  unchanged:
+    'Choose a new password: this is the one you have now (a temporary one is known to the admin who gave it).',
 };
 
 /** Whether `password` holds a character no password may (the API's validator refuses it before any rule). */

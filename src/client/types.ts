@@ -214,6 +214,7 @@ export const PASSWORD_REFUSAL_REASONS = [
   'contains_email',
   'common',
   'breached',
+  'unchanged',
 ] as const;
 export type PasswordRefusalReason = (typeof PASSWORD_REFUSAL_REASONS)[number];
 

@@ -103,6 +103,14 @@ describe('the Account page: password, sessions, devices, activity', { skip: skip
     await page.reload();
     await page.getByRole('heading', { name: 'Account', level: 1 }).waitFor();
     await page.locator('#account-activity tr[data-event-type="password-changed"]').first().waitFor();
+    assert.doesNotMatch(
+      (await page
+        .locator('#account-activity tr[data-event-type="password-changed"]')
+        .first()
+        .textContent()) ?? '',
+      /admin/,
+      'her own change is not said to be an admin’s',
+    );
     assert.equal(await signInAnswer(base, ALICE, DEMO_PASSWORD), 'INVALID_CREDENTIALS');
     assert.equal(await signInAnswer(base, ALICE, NEW_PASSWORD), 'signed in');
   });

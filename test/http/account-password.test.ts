@@ -101,6 +101,7 @@ describe('POST /api/auth/password', () => {
       ['Password1234', 'common'],
       ['qwerty123456!', 'common'],
       [`my ${local.toUpperCase()} secret`, 'contains_email'],
+      [OWN_PASSWORD, 'unchanged'],
     ] as const) {
       const body = assertError(
         await changePassword(browser, OWN_PASSWORD, password),

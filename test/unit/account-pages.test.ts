@@ -38,11 +38,7 @@ describe('a refused password change', () => {
       assert.deepEqual(problem, { field: 'new', text: PASSWORD_REFUSALS[reason] });
       seen.add(problem.text);
     }
-    assert.equal(
-      seen.size,
-      5,
-      'too_short, too_long, contains_email, common and breached each say something else',
-    );
+    assert.equal(seen.size, Object.keys(PASSWORD_REFUSALS).length, 'each reason says something else');
     assert.match(PASSWORD_REFUSALS.common, /common/);
     assert.match(PASSWORD_REFUSALS.breached, /breach/);
   });

@@ -62,7 +62,7 @@ export function AccountPage({ client, user, onSignedOut }: Props) {
       <SessionsPanel client={client} sessions={sessions} />
       <DevicesPanel client={client} devices={devices} />
       <PasskeysPanel client={client} user={user} onSignedOut={onSignedOut} />
-      <ActivityPanel events={events} />
+      <ActivityPanel events={events} self={user.id} />
     </section>
   );
 }

@@ -17,6 +17,8 @@ export const PASSWORD_REFUSALS = {
     'This password is on a list of common passwords that attackers try first. Choose one that is not: a few unrelated words work well.',
   breached:
     'This password has appeared in a data breach, so attackers try it. Choose one you have never used anywhere.',
+  unchanged:
+    'This is the password you have now. Choose a new one that only you know (a temporary password is known to the admin who gave it).',
 } as const satisfies Record<PasswordRefusalReason, string>;
 
 /** Which field a refusal of a password change belongs to, and what it says. */

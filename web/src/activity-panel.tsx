@@ -4,7 +4,8 @@ import { EventCells } from './event-cells.tsx';
 import { whileBusy } from './focus-hand-off.ts';
 import type { SecurityEventsHandle } from './use-security-events.ts';
 
-export function ActivityPanel({ events }: { events: SecurityEventsHandle }) {
+/** `self`: the signed-in user's id (what they did themselves is not marked as an admin's). */
+export function ActivityPanel({ events, self }: { events: SecurityEventsHandle; self: number }) {
   return (
     <section class="panel" aria-labelledby="activity-title">
       <div class="panel-head">
@@ -19,7 +20,7 @@ export function ActivityPanel({ events }: { events: SecurityEventsHandle }) {
         Sign-ins, failed sign-ins, password changes and what an admin changed on your account, newest first.
         If you do not recognise something, change your password and end your other sessions.
       </p>
-      <ActivityTable events={events.events} busy={events.loading} />
+      <ActivityTable events={events.events} busy={events.loading} self={self} />
       {events.nextCursor !== null && (
         <div class="pager">
           <button type="button" data-hand-off="activity-title" {...whileBusy(events.loading, events.older)}>
@@ -31,7 +32,15 @@ export function ActivityPanel({ events }: { events: SecurityEventsHandle }) {
   );
 }
 
-function ActivityTable({ events, busy }: { events: readonly SecurityEvent[]; busy: boolean }) {
+function ActivityTable({
+  events,
+  busy,
+  self,
+}: {
+  events: readonly SecurityEvent[];
+  busy: boolean;
+  self: number;
+}) {
   if (events.length === 0)
     return busy ? <p aria-busy="true">Loading your activity…</p> : <p class="empty">No activity yet.</p>;
   return (
@@ -46,7 +55,11 @@ function ActivityTable({ events, busy }: { events: readonly SecurityEvent[]; bus
       <tbody>
         {events.map((event) => (
           <tr key={event.id} data-event-type={event.type}>
-            <EventCells event={event} what="What happened" actor={() => 'by an admin'} />
+            <EventCells
+              event={event}
+              what="What happened"
+              actor={(id) => (id === self ? null : 'by an admin')}
+            />
             <td data-label="From address" class="subject">
               {event.address ?? '—'}
             </td>

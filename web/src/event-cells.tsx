@@ -6,8 +6,8 @@ interface Props {
   readonly event: SecurityEvent;
   /** The heading of the "what" column, repeated as its label on narrow screens. */
   readonly what: string;
-  /** How an admin who did it is named. */
-  readonly actor: (actorId: number) => string;
+  /** How an admin who did it is named; null: not said (the owner's own action). */
+  readonly actor: (actorId: number) => string | null;
 }
 
 export function EventCells({ event, what, actor }: Props) {
@@ -18,7 +18,9 @@ export function EventCells({ event, what, actor }: Props) {
       </td>
       <td data-label={what}>
         {EVENT_LABELS[event.type] ?? event.type}
-        {event.actorId !== null && <span class="hint"> ({actor(event.actorId)})</span>}
+        {event.actorId !== null && actor(event.actorId) !== null && (
+          <span class="hint"> ({actor(event.actorId)})</span>
+        )}
         {event.control === 'session-limit' && (
           <span class="hint">
             {' '}

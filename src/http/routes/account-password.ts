@@ -73,7 +73,10 @@ export async function accountPasswordRoutes(
       const { currentPassword, newPassword } = request.body;
       const user = request.user!;
       // The rules that need no network first: a refused password spends no check and no budget.
-      const offline = offlineRefusal(newPassword, user.email);
+      const offline =
+        offlineRefusal(newPassword, user.email) ??
+        // The same password again (a temporary one kept: the admin who gave it knows it).
+        (newPassword.normalize('NFKC') === currentPassword.normalize('NFKC') ? 'unchanged' : null);
       if (offline) throw passwordRefused(offline);
       // The current password, checked as a sign-in checks one (src/login/recheck-password.ts).
       const recheck = await recheckPassword(login.passwordChange, {

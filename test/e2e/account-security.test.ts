@@ -73,6 +73,10 @@ describe('the Account page: password, sessions, devices, activity', { skip: skip
     assert.equal(refused.invalid, 'true');
     assert.match(refused.describedBy, /list of common passwords/, 'the field is described by its refusal');
     assert.equal(await focused(page), 'textbox "New password"', 'focus goes to the refused field');
+    // Typing there again takes the refusal away: it was about the old text.
+    await page.getByLabel('New password', { exact: true }).pressSequentially('x');
+    assert.equal(await page.locator('#new-password-problem').textContent(), '');
+    assert.notEqual((await fieldState(page, 'New password')).invalid, 'true');
 
     // Two copies that differ: said beside the second, nothing sent.
     await fillPasswordForm(page, DEMO_PASSWORD, NEW_PASSWORD, `${NEW_PASSWORD}!`);

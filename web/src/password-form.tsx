@@ -42,6 +42,10 @@ export function PasswordForm({ client, email, currentLabel, submitLabel, onSigne
   const { problem, wait } = password;
   const mismatch = compared ? confirmationProblem(next, again) : null;
   const textFor = (field: 'current' | 'new' | 'form') => (problem?.field === field ? problem.text : null);
+  /** A refusal said beside a field goes once the person types there again: it was about the old text. */
+  const clearProblemOf = (field: 'current' | 'new') => {
+    if (problem?.field === field) password.refuse(null);
+  };
 
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -78,7 +82,10 @@ export function PasswordForm({ client, email, currentLabel, submitLabel, onSigne
           ref={fields.current}
           {...fieldErrorProps(textFor('current') !== null, textFor('current') && 'current-password-problem')}
           value={current}
-          onInput={(event) => setCurrent(event.currentTarget.value)}
+          onInput={(event) => {
+            setCurrent(event.currentTarget.value);
+            clearProblemOf('current');
+          }}
         />
         <Problem id="current-password-problem" text={textFor('current')} />
         {wait > 0 && <p role="timer">You can try again in {duration(wait)}.</p>}
@@ -97,7 +104,10 @@ export function PasswordForm({ client, email, currentLabel, submitLabel, onSigne
             'new-password-hint',
           )}
           value={next}
-          onInput={(event) => setNext(event.currentTarget.value)}
+          onInput={(event) => {
+            setNext(event.currentTarget.value);
+            clearProblemOf('new');
+          }}
         />
         <p class="hint" id="new-password-hint">
           At least 12 characters; not your email, and not a common or breached password. A few unrelated words

@@ -76,6 +76,12 @@ export interface AvailabilityObserver {
  */
 export class Availability {
   private down = false;
+  /**
+   * Whether the outage ends sessions (a shutdown, a refused or broken connection: anything but
+   * too_many_connections): then a connection made before it began may still answer for a moment
+   * (a fast shutdown ends the backends one by one) and proves nothing by succeeding.
+   */
+  private sessionsEnded = false;
   /** Counts transitions (an outage's start, its end); what starts notes it (`since`) and hands it back. */
   private transitions = 0;
   private readonly observers = new Set<AvailabilityObserver>();
@@ -99,13 +105,15 @@ export class Availability {
   failed(error: unknown, since: number = this.transitions): void {
     if (this.down || since !== this.transitions) return;
     this.down = true;
+    this.sessionsEnded = (error as { code?: unknown } | null)?.code !== '53300';
     this.transitions++;
     for (const observer of this.observers) observer.outageStarted(error);
   }
 
-  /** A query that started at `since` succeeded. */
-  succeeded(since: number = this.transitions): void {
+  /** A query that started at `since` succeeded, on a connection made at `connectedSince`. */
+  succeeded(since: number = this.transitions, connectedSince: number = since): void {
     if (!this.down || since !== this.transitions) return;
+    if (this.sessionsEnded && connectedSince !== this.transitions) return;
     this.down = false;
     this.transitions++;
     for (const observer of this.observers) observer.outageEnded();

@@ -220,7 +220,11 @@ function openPostgres(url: string, statementTimeoutMs: number): Database {
   pool.on('error', (error, client) => {
     if (isUnavailable(error)) availability.failed(error, connectedAt.get(client));
   });
-  const guarded = async <T>(work: () => Promise<T>): Promise<T> => {
+  /** Runs `work`; `connection` names the connection it ran on (its result's, for a connect). */
+  const guarded = async <T>(
+    work: () => Promise<T>,
+    connection: (result: T) => pg.PoolClient | undefined = () => undefined,
+  ): Promise<T> => {
     const since = availability.since;
     let result: T;
     try {
@@ -231,15 +235,22 @@ function openPostgres(url: string, statementTimeoutMs: number): Database {
       if (!isStatementTimeout(error)) availability.failed(error, since);
       throw new DatabaseUnavailableError(error);
     }
-    availability.succeeded(since);
+    const client = connection(result);
+    availability.succeeded(since, client ? connectedAt.get(client) : since);
     return result;
   };
   const run =
-    (client: pg.Pool | pg.PoolClient): Queryable['query'] =>
+    (client: pg.PoolClient): Queryable['query'] =>
     (sql, params = []) =>
-      guarded(async () => (await client.query(sql, params as unknown[])).rows);
+      guarded(
+        async () => (await client.query(sql, params as unknown[])).rows,
+        () => client,
+      );
   const withConnection = async <T>(work: (connection: Queryable) => Promise<T>): Promise<T> => {
-    const client = await guarded(() => pool.connect());
+    const client = await guarded(
+      () => pool.connect(),
+      (connected) => connected,
+    );
     let broken = false;
     // A checked-out client is ours alone: the pool stops listening to its errors, and one that
     // comes between two statements (a server shutting down ends every session) would otherwise be
@@ -263,7 +274,8 @@ function openPostgres(url: string, statementTimeoutMs: number): Database {
   return {
     kind: 'postgres',
     availability,
-    query: run(pool),
+    // On a connection of its own, so that its success says which connection answered.
+    query: (sql, params) => withConnection((connection) => connection.query(sql, params)),
     withConnection,
     listen: (channel, listener) => listenOn(url, statementTimeoutMs, channel, listener),
     transaction: (work) => withConnection((connection) => inTransaction(connection, () => work(connection))),

@@ -5589,7 +5589,7 @@ export interface paths {
                * @description Why: too short or too long, the email in it, a common password, or one a breach lists.
                * @enum {string}
                */
-              reason: "too_short" | "too_long" | "contains_email" | "common" | "breached";
+              reason: "too_short" | "too_long" | "contains_email" | "common" | "breached" | "unchanged";
             }]>);
           };
         };

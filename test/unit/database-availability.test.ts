@@ -81,6 +81,29 @@ describe('Availability', () => {
     assert.deepEqual(heard, ['started', 'ended']);
   });
 
+  it('is ended by a connection made since a shutdown began, not by an older one that still answers', () => {
+    const availability = new Availability();
+    const heard: string[] = [];
+    availability.observe({
+      outageStarted: () => heard.push('started'),
+      outageEnded: () => heard.push('ended'),
+    });
+    const old = availability.since;
+    availability.failed(
+      Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
+    );
+    availability.succeeded(availability.since, old); // a backend the fast shutdown has not ended yet
+    assert.equal(availability.available, false);
+    availability.succeeded(availability.since, availability.since); // a connection made after
+    assert.deepEqual(heard, ['started', 'ended']);
+
+    // Too many connections ends no session: a connection from before answering does end it.
+    const before = availability.since;
+    availability.failed(Object.assign(new Error('sorry, too many clients already'), { code: '53300' }));
+    availability.succeeded(availability.since, before);
+    assert.equal(availability.available, true);
+  });
+
   it('is not restarted by a query or a connection from before the database came back', () => {
     const availability = new Availability();
     const heard: string[] = [];

@@ -90,6 +90,11 @@ export class Availability {
     return !this.down;
   }
 
+  /** Whether only a connection made since the outage began can end it (see `sessionsEnded`). */
+  get awaitsNewConnection(): boolean {
+    return this.down && this.sessionsEnded;
+  }
+
   /** A mark to take when a query or a connection starts, for `failed` and `succeeded`. */
   get since(): number {
     return this.transitions;

@@ -237,7 +237,37 @@ function openPostgres(url: string, statementTimeoutMs: number): Database {
     }
     const client = connection(result);
     availability.succeeded(since, client ? connectedAt.get(client) : since);
+    // An older connection answered while only a new one may end the outage: ask a new one now,
+    // rather than wait for the pool to need one (it may have enough old ones for a long time).
+    if (availability.awaitsNewConnection) void probe();
     return result;
+  };
+  let probing = false;
+  let closed = false;
+  /** Opens fresh connections until one answers (the outage ends) or the pool closes. */
+  const probe = async () => {
+    if (probing) return;
+    probing = true;
+    try {
+      while (availability.awaitsNewConnection && !closed) {
+        const since = availability.since;
+        const fresh = new pg.Client({ connectionString: url, connectionTimeoutMillis: statementTimeoutMs });
+        fresh.on('error', () => {});
+        try {
+          await fresh.connect();
+          await fresh.query('SELECT 1');
+          availability.succeeded(since, since);
+        } catch {
+          // Still away: the next try, or a pooled query, will tell.
+        } finally {
+          await fresh.end().catch(() => {});
+        }
+        if (availability.awaitsNewConnection && !closed)
+          await new Promise((resolve) => setTimeout(resolve, PROBE_INTERVAL_MS).unref());
+      }
+    } finally {
+      probing = false;
+    }
   };
   const run =
     (client: pg.PoolClient): Queryable['query'] =>
@@ -279,9 +309,15 @@ function openPostgres(url: string, statementTimeoutMs: number): Database {
     withConnection,
     listen: (channel, listener) => listenOn(url, statementTimeoutMs, channel, listener),
     transaction: (work) => withConnection((connection) => inTransaction(connection, () => work(connection))),
-    close: () => pool.end(),
+    close: () => {
+      closed = true;
+      return pool.end();
+    },
   };
 }
+
+/** How often a fresh connection is tried while an older one answering cannot end an outage. */
+const PROBE_INTERVAL_MS = 250;
 
 /** How long a broken listening connection waits before it is opened again. */
 const LISTEN_RETRY_MS = 1000;

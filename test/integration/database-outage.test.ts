@@ -135,7 +135,16 @@ describe('the database away', { skip }, () => {
     assert.equal(app.databaseOutage.up, false);
     await admin.query('ROLLBACK');
     assert.equal((await alice.get('/api/employee/tasks')).statusCode, 200);
+    // Answered by an older connection, which cannot end an outage that ended sessions: a fresh
+    // connection is tried at once and ends it.
+    const until = Date.now() + 5_000;
+    while (!app.databaseOutage.up && Date.now() < until)
+      await new Promise((resolve) => setTimeout(resolve, 10));
     assert.equal(app.databaseOutage.up, true);
+    assert.deepEqual(
+      outages.map((edge) => edge.event),
+      ['started', 'ended'],
+    );
   });
 
   it('rides through the end of every pooled connection (a restart) without a failed request', async (t) => {

@@ -9,6 +9,25 @@ import { LOCK_SOCKET } from '../../src/db/data-dir-lock.ts';
 import { freePort } from '../helpers/redis-server.ts';
 import { listeningUrl, startServer as start } from '../helpers/server-process.ts';
 
+/** Signs alice in over real HTTP: the pre-session cookie and its token, then the session's. */
+async function signInAsAlice(url: string) {
+  const bootstrap = await fetch(`${url}/api/csrf-token`);
+  const preSession = bootstrap.headers.getSetCookie()[0]!.split(';')[0]!;
+  const { csrfToken } = (await bootstrap.json()) as { csrfToken: string };
+  const login = await fetch(`${url}/api/auth/login`, {
+    method: 'POST',
+    headers: { cookie: preSession, 'x-csrf-token': csrfToken, 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'alice@example.com', password: 'demo-password' }),
+  });
+  assert.equal(login.status, 200);
+  const session = login.headers
+    .getSetCookie()
+    .find((line) => line.startsWith('tp_session='))!
+    .split(';')[0]!;
+  const { csrfToken: sessionToken } = (await login.json()) as { csrfToken: string };
+  return { preSession, csrfToken, session, sessionToken };
+}
+
 const directories: string[] = [];
 after(() => Promise.all(directories.map((d) => rm(d, { recursive: true, force: true }))));
 
@@ -143,20 +162,7 @@ describe('src/server.ts', () => {
     const server = start({ DATA_DIR: dataDir });
     t.after(() => server.child.kill('SIGKILL'));
     const url = await listeningUrl(server.output, server.exited);
-    const bootstrap = await fetch(`${url}/api/csrf-token`);
-    const preSession = bootstrap.headers.getSetCookie()[0]!.split(';')[0]!;
-    const { csrfToken } = (await bootstrap.json()) as { csrfToken: string };
-    const login = await fetch(`${url}/api/auth/login`, {
-      method: 'POST',
-      headers: { cookie: preSession, 'x-csrf-token': csrfToken, 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'alice@example.com', password: 'demo-password' }),
-    });
-    assert.equal(login.status, 200);
-    const session = login.headers
-      .getSetCookie()
-      .find((line) => line.startsWith('tp_session='))!
-      .split(';')[0]!;
-    const { csrfToken: sessionToken } = (await login.json()) as { csrfToken: string };
+    const { preSession, csrfToken, session, sessionToken } = await signInAsAlice(url);
     assert.equal((await fetch(`${url}/api/auth/me`, { headers: { cookie: session } })).status, 200);
     assert.equal((await fetch(`${url}/api/nowhere?x=1`)).status, 404);
 
@@ -216,20 +222,7 @@ describe('src/server.ts', () => {
     });
     t.after(() => server.child.kill('SIGKILL'));
     const url = await listeningUrl(server.output, server.exited);
-    const bootstrap = await fetch(`${url}/api/csrf-token`);
-    const preSession = bootstrap.headers.getSetCookie()[0]!.split(';')[0]!;
-    const { csrfToken } = (await bootstrap.json()) as { csrfToken: string };
-    const login = await fetch(`${url}/api/auth/login`, {
-      method: 'POST',
-      headers: { cookie: preSession, 'x-csrf-token': csrfToken, 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'alice@example.com', password: 'demo-password' }),
-    });
-    assert.equal(login.status, 200);
-    const session = login.headers
-      .getSetCookie()
-      .find((line) => line.startsWith('tp_session='))!
-      .split(';')[0]!;
-    const { csrfToken: sessionToken } = (await login.json()) as { csrfToken: string };
+    const { session, sessionToken } = await signInAsAlice(url);
     for (let i = 0; i < 3; i++) {
       const change = await fetch(`${url}/api/auth/password`, {
         method: 'POST',

@@ -45,10 +45,13 @@ export class OwnAccount {
   ): Promise<boolean> {
     return this.change(owner, 'password-changed', async (connection) => {
       const sessions = new SessionsRepository(connection);
+      const users = new UsersRepository(connection);
+      // The account's row first, as a sign-in's write and every other change lock it (one order, no deadlock).
+      await users.lock(owner.user.id);
       // Both conditions lock what they read until the commit: a reset or a logout waits for it.
       if (!(await sessions.exists(owner.user.id, change.currentIdHash))) return false;
       if (
-        !(await new UsersRepository(connection).setPassword(
+        !(await users.setPassword(
           owner.user.id,
           change.passwordHash,
           change.verifiedHash,

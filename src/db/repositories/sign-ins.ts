@@ -28,7 +28,11 @@ export interface SignInWrite {
 }
 
 /**
- * Writes a sign-in: one statement, so one round trip and all or nothing. The event says whether the
+ * Writes a sign-in: one statement, so one round trip and all or nothing. It starts by locking the
+ * account's row, as every change of a password and every disable does first: a sign-in that meets
+ * such a change still open waits for it and then reads the row as the change left it (PostgreSQL
+ * re-checks a locked row), so it writes nothing after a change it overlapped; without the lock it
+ * would check the old hash from its snapshot and insert a session the change's delete never saw. The event says whether the
  * browser was known (`signed-in`) or new (`signed-in-new-device`); answers the same. What one
  * password holder can pile up by signing in again and again is bounded: an account keeps at most
  * KNOWN_DEVICES_MAX devices (a new one beyond forgets the least recently used), a device its
@@ -45,6 +49,7 @@ export async function writeSignIn(
     `WITH still AS (
        SELECT 1 FROM users WHERE id = $2 AND disabled_at IS NULL
           AND ($16::text IS NULL OR password_hash = $16::text)
+          FOR NO KEY UPDATE
      ), session AS (
        INSERT INTO sessions (id_hash, user_id, expires_at, signed_in_at, created_at, last_seen_at, user_agent)
        SELECT $1, $2, $4::timestamptz, $3::timestamptz, $3::timestamptz, $3::timestamptz, $5::text

@@ -183,6 +183,15 @@ export class UsersRepository {
   }
 
   /**
+   * Locks the account's row until the transaction ends, as its first step: a change of the account
+   * and a sign-in's write (sign-ins.ts) take this row before any other, so they never deadlock, and
+   * a sign-in waits for a change it overlaps.
+   */
+  async lock(userId: number): Promise<void> {
+    await this.db.query('SELECT 1 FROM users WHERE id = $1 FOR NO KEY UPDATE', [userId]);
+  }
+
+  /**
    * The same password at today's cost (a rehash at login), only while the account still has the
    * hash `verified` (a change or reset since the check wins); whether it is temporary does not change.
    */

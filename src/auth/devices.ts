@@ -84,6 +84,22 @@ export class DeviceCookies {
     );
   }
 
+  /**
+   * THE rule of a known-device attempt (docs/rules.md#known-devices), as the sign-in and the budget
+   * report both decide it: the claim is known for the account, and the account still has the device
+   * (its row, which forgetting removes).
+   */
+  static known(
+    claim: DeviceClaim | null,
+    account: {
+      readonly userId: number;
+      readonly devicesValidAfter: number | null;
+      readonly deviceKnown: boolean;
+    },
+  ): boolean {
+    return account.deviceKnown && DeviceCookies.knownFor(claim, account.userId, account.devicesValidAfter);
+  }
+
   private mac(body: string): string {
     return createHmac('sha256', this.key).update(body).digest('base64url');
   }

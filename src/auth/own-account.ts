@@ -50,14 +50,7 @@ export class OwnAccount {
       await users.lock(owner.user.id);
       // Both conditions lock what they read until the commit: a reset or a logout waits for it.
       if (!(await sessions.exists(owner.user.id, change.currentIdHash))) return false;
-      if (
-        !(await users.setPassword(
-          owner.user.id,
-          change.passwordHash,
-          change.verifiedHash,
-        ))
-      )
-        return false;
+      if (!(await users.setPassword(owner.user.id, change.passwordHash, change.verifiedHash))) return false;
       await sessions.deleteForUser(owner.user.id);
       await sessions.create(session);
       await new KnownDevicesRepository(connection).forgetAllBut(owner.user.id, keepDeviceId);

@@ -8,6 +8,7 @@ import type {
   AdminUser,
   BulkReassignResult,
   Client,
+  Colleague,
   ControlReport,
   CreatedUser,
   Device,
@@ -274,9 +275,9 @@ export class ApiClient {
   }
 
   /** The employees tasks can be reassigned to. */
-  async employees(options?: CallOptions): Promise<User[]> {
+  async employees(options?: CallOptions): Promise<Colleague[]> {
     const path = '/api/employee/employees';
-    return (await this.send<{ employees: User[] }>({ method: 'GET', path, options })).data.employees;
+    return (await this.send<{ employees: Colleague[] }>({ method: 'GET', path, options })).data.employees;
   }
 
   /** Every client tasks belong to, sorted by name. */

@@ -15,6 +15,9 @@ export interface User {
   readonly mustChangePassword: boolean;
 }
 
+/** A colleague as a reassignment target (GET /api/employee/employees): nothing about their password. */
+export type Colleague = Omit<User, 'mustChangePassword'>;
+
 export interface Task {
   readonly id: number;
   readonly clientId: number;

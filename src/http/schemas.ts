@@ -21,6 +21,20 @@ export const userSchema = {
   },
 } as const;
 
+/** A colleague as a reassignment target: nothing about their password (who was just reset is what a phisher wants). */
+export const colleagueSchema = {
+  $id: 'Colleague',
+  type: 'object',
+  required: ['id', 'email', 'name', 'role'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'integer' },
+    email: { type: 'string' },
+    name: { type: 'string' },
+    role: { type: 'string', enum: ['employee', 'admin'] },
+  },
+} as const;
+
 export const taskSchema = {
   $id: 'Task',
   type: 'object',
@@ -59,9 +73,9 @@ export const errorSchema = {
   },
 } as const;
 
-export const SHARED_SCHEMAS = [userSchema, taskSchema, clientSchema, errorSchema];
+export const SHARED_SCHEMAS = [userSchema, colleagueSchema, taskSchema, clientSchema, errorSchema];
 
-export const ref = (id: 'User' | 'Task' | 'Client' | 'Error') => ({ $ref: `${id}#` }) as const;
+export const ref = (id: 'User' | 'Colleague' | 'Task' | 'Client' | 'Error') => ({ $ref: `${id}#` }) as const;
 
 /** Positive database ids (PostgreSQL `integer`). */
 export const idSchema = { type: 'integer', minimum: 1, maximum: 2_147_483_647 } as const;

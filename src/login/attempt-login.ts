@@ -99,7 +99,7 @@ export async function attemptLogin(
   // Accounts: a cookie is known only while its device row stands (its owner may forget it).
   const looked = claim === null ? null : await accounts.findCredentials(email, claim);
   const known =
-    looked?.deviceKnown === true && DeviceCookies.knownFor(claim, looked.user.id, looked.devicesValidAfter)
+    looked !== null && DeviceCookies.known(claim, { ...looked, userId: looked.user.id })
       ? { account: looked, deviceId: claim!.deviceId }
       : null;
   const place: GatePlace = known

@@ -2762,7 +2762,7 @@ export interface paths {
           };
           content: {
             "application/json": {
-              employees: components["schemas"]["User"][];
+              employees: components["schemas"]["Colleague"][];
             };
           };
         };
@@ -7390,6 +7390,13 @@ export interface components {
       role: "employee" | "admin";
       /** @description True while the account signs in with a temporary password: until it is changed (POST /api/auth/password), every route but GET /api/auth/me, POST /api/auth/password, POST /api/auth/logout and GET /api/csrf-token answers 403 PASSWORD_CHANGE_REQUIRED. */
       mustChangePassword: boolean;
+    };
+    Colleague: {
+      id: number;
+      email: string;
+      name: string;
+      /** @enum {string} */
+      role: "employee" | "admin";
     };
     Task: {
       id: number;

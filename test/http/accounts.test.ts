@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { buildApp } from '../../src/app.ts';
 import { Accounts } from '../../src/auth/accounts.ts';
-import { DEVICE_COOKIE } from '../../src/auth/devices.ts';
+import { DEVICE_COOKIE, DeviceCookies } from '../../src/auth/devices.ts';
 import { PasswordRules } from '../../src/auth/password-rules.ts';
 import { systemClock } from '../../src/clock.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
@@ -167,8 +167,9 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
       // Enabled again, the device that signed in before is an unknown device now.
       await accounts.enable(CAROL);
       const claim = test.app.services.devices.read(device)!;
-      const validAfter = await test.app.services.users.devicesValidAfter(CAROL_ID);
-      assert.ok(validAfter !== undefined && validAfter !== null && claim.issuedAt <= validAfter);
+      const standing = await test.app.services.users.deviceStanding(CAROL_ID, claim);
+      assert.ok(standing?.devicesValidAfter != null && claim.issuedAt <= standing.devicesValidAfter);
+      assert.equal(DeviceCookies.known(claim, { ...standing, userId: CAROL_ID }), false);
     });
 
     it('is refused at login exactly as a wrong password is, and counted the same', async (t) => {

@@ -270,6 +270,36 @@ describe('the tp_device cookie', () => {
     const without = (await owner.get('/api/rate-limits')).json<{ controls: { control: string }[] }>();
     assert.ok(!without.controls.some((c) => c.control === 'login-device'));
   });
+
+  it('makes GET /api/rate-limits call a forgotten device unknown, as the sign-in does', async (t) => {
+    const app = await deviceApp(t);
+    const owner = await ownersBrowser(app, ALICE);
+    const reports = async () =>
+      (await owner.get('/api/rate-limits'))
+        .json<{ controls: { control: string }[] }>()
+        .controls.map((c) => c.control);
+    assert.ok((await reports()).includes('login-device'));
+    // Alice forgets that browser from another one (its cookie is still valid and unrevoked).
+    app.clock.advance(1000);
+    const elsewhere = app.client();
+    assert.equal((await elsewhere.login(ALICE)).statusCode, 200);
+    const { devices } = (await elsewhere.get('/api/auth/devices')).json<{
+      devices: { id: number; createdAt: string }[];
+    }>();
+    const first = devices.sort((x, y) => x.createdAt.localeCompare(y.createdAt))[0]!;
+    assert.equal(
+      (await elsewhere.request({ method: 'DELETE', url: `/api/auth/devices/${first.id}` })).statusCode,
+      204,
+    );
+    assert.ok(!(await reports()).includes('login-device'), 'an unknown device for the report');
+    // And for the sign-in: its failures count against the account and the address, not the device.
+    const failed = await owner.login(ALICE, WRONG);
+    assert.equal(failed.statusCode, 401);
+    assert.deepEqual(
+      await reports(),
+      (await reports()).filter((c) => c !== 'login-device'),
+    );
+  });
 });
 
 const CAROL = 'carol@example.com';

@@ -181,7 +181,7 @@ describe('GET /api/employee/tasks/:id', () => {
 });
 
 describe('GET /api/employee/employees', () => {
-  it('answers the three employees, without the admin and without password hashes', async (t) => {
+  it('answers the three employees, without the admin and with nothing about their passwords', async (t) => {
     const { alice } = await signedIn(t);
     const response = await alice.get('/api/employee/employees');
     assert.equal(response.statusCode, 200);
@@ -192,7 +192,8 @@ describe('GET /api/employee/employees', () => {
       'carol@example.com',
     ]);
     for (const user of employees) {
-      assert.deepEqual(Object.keys(user).sort(), ['email', 'id', 'mustChangePassword', 'name', 'role']);
+      // Who has a temporary password (just added or reset) is what a phisher wants: not said here.
+      assert.deepEqual(Object.keys(user).sort(), ['email', 'id', 'name', 'role']);
       assert.equal(user.role, 'employee');
     }
   });

@@ -1,12 +1,12 @@
 // Reassigning the selection: the assignee picker, the button, the bulk budget, its countdown, the outcome.
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
-import type { RateLimitState, User } from '../../src/client/index.ts';
+import type { Colleague, RateLimitState } from '../../src/client/index.ts';
 import { NamedSelect } from './named-select.tsx';
 import type { Outcome as ReassignOutcome } from './reassignment.ts';
 import { BULK_APPLIED_ONCE, budgetSentence, duration, FAILURE_REASONS } from './wording.ts';
 
 interface Props {
-  readonly employees: readonly User[];
+  readonly employees: readonly Colleague[];
   readonly selectedCount: number;
   readonly budget: RateLimitState | null;
   /** Seconds until the bulk budget admits again; 0 when it does now. */

@@ -1,6 +1,6 @@
 // The filter form above the table: client, assignee, status and page size, applied together.
 import { useState } from 'preact/hooks';
-import { type Client, TASK_STATUSES, type TaskStatus, type User } from '../../src/client/index.ts';
+import { type Client, type Colleague, TASK_STATUSES, type TaskStatus } from '../../src/client/index.ts';
 import { NamedSelect } from './named-select.tsx';
 import { STATUS_LABELS } from './wording.ts';
 
@@ -14,7 +14,7 @@ export interface Filters {
 const PAGE_SIZES = [25, 50, 100, 200];
 
 interface Props {
-  readonly employees: readonly User[];
+  readonly employees: readonly Colleague[];
   readonly clients: readonly Client[];
   readonly applied: Filters;
   /** Paused by a rate limit: the button is disabled. While a page loads it is not: new filters replace that load. */

@@ -27,6 +27,9 @@ export interface User {
   mustChangePassword: boolean;
 }
 
+/** A user as colleagues see them (a reassignment target): nothing about the account's password. */
+export type Colleague = Omit<User, 'mustChangePassword'>;
+
 /** An account as the account command line lists it. */
 export interface Account extends User {
   /** When the account was disabled (epoch ms); null while it may sign in. */
@@ -70,6 +73,16 @@ export interface Credentials {
    */
   deviceKnown: boolean;
 }
+
+/**
+ * Whether the device ($2, its id; $3, when its cookie was issued) is a known device of the `users`
+ * row: a cookie of one of its rows, or one issued before the rows existed (migration 012) that the
+ * account has not forgotten since.
+ */
+const DEVICE_KNOWN_SQL = `COALESCE($2::text IS NOT NULL AND (EXISTS (
+    SELECT 1 FROM device_cookies c JOIN known_devices d ON d.id = c.known_device_id
+     WHERE c.device_id = $2::text AND d.user_id = users.id
+  ) OR $3::timestamptz < users.devices_rowless_before), false)`;
 
 type Timestamp = Date | string | null;
 const epochMs = (value: Timestamp): number | null => (value === null ? null : new Date(value).getTime());
@@ -136,14 +149,22 @@ export class UsersRepository {
     return row ?? null;
   }
 
-  /** When the user's device cookies were last revoked (epoch ms), or null; undefined when no such user. */
-  async devicesValidAfter(userId: number): Promise<number | null | undefined> {
-    const rows = await this.db.query<{ devices_valid_after: Timestamp }>(
-      'SELECT devices_valid_after FROM users WHERE id = $1',
-      [userId],
+  /**
+   * What the sign-in reads about a presented device, for the account `userId`: when its cookies were
+   * last revoked and whether the device is one of its known devices (the same rule as
+   * findCredentials); null when no such user.
+   */
+  async deviceStanding(
+    userId: number,
+    device: PresentedDevice,
+  ): Promise<Pick<Credentials, 'devicesValidAfter' | 'deviceKnown'> | null> {
+    const [row] = await this.db.query<{ devices_valid_after: Timestamp; device_known: boolean }>(
+      `SELECT devices_valid_after, ${DEVICE_KNOWN_SQL} AS device_known FROM users WHERE id = $1`,
+      [userId, device.deviceId, new Date(device.issuedAt).toISOString()],
     );
-    if (rows.length === 0) return undefined;
-    return epochMs(rows[0]!.devices_valid_after);
+    return row
+      ? { devicesValidAfter: epochMs(row.devices_valid_after), deviceKnown: row.device_known }
+      : null;
   }
 
   /** How many accounts' hashes were made at each cost (the hash without its salt and key). */
@@ -172,10 +193,7 @@ export class UsersRepository {
       }
     >(
       `SELECT ${COLUMNS}, password_hash, devices_valid_after, disabled_at, password_expires_at,
-              ($2::text IS NOT NULL AND (EXISTS (
-                SELECT 1 FROM device_cookies c JOIN known_devices d ON d.id = c.known_device_id
-                 WHERE c.device_id = $2::text AND d.user_id = users.id
-              ) OR $3::timestamptz < devices_rowless_before)) AS device_known
+              ${DEVICE_KNOWN_SQL} AS device_known
          FROM users WHERE lower(email) = lower($1)`,
       [normal, device?.deviceId ?? null, device ? new Date(device.issuedAt).toISOString() : null],
     );
@@ -227,10 +245,10 @@ export class UsersRepository {
     return rows.length > 0;
   }
 
-  /** The reassignment targets: employees that may sign in. */
-  async listEmployees(): Promise<User[]> {
-    return this.db.query<User>(
-      `SELECT ${userColumns('u')} FROM users u WHERE role = 'employee' AND ${maySignInSql('u')} ORDER BY name, id`,
+  /** The reassignment targets: employees that may sign in, as colleagues see them. */
+  async listEmployees(): Promise<Colleague[]> {
+    return this.db.query<Colleague>(
+      `SELECT u.id, u.email, u.name, u.role FROM users u WHERE role = 'employee' AND ${maySignInSql('u')} ORDER BY name, id`,
     );
   }
 

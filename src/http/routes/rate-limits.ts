@@ -26,13 +26,14 @@ export async function rateLimitRoutes(
 ): Promise<void> {
   const { devices, users } = services;
 
-  /** The device id of a valid device cookie that its account has not revoked; null for any other. */
+  /** The device id of the cookie when a sign-in to its account would be a known-device attempt; else null. */
   const knownDevice = async (request: FastifyRequest): Promise<string | null> => {
     const claim = devices.read(request.cookies[DEVICE_COOKIE]);
     if (!claim) return null;
-    const validAfter = await users.devicesValidAfter(claim.userId);
-    if (validAfter === undefined) return null;
-    return DeviceCookies.knownFor(claim, claim.userId, validAfter) ? claim.deviceId : null;
+    const standing = await users.deviceStanding(claim.userId, claim);
+    return standing && DeviceCookies.known(claim, { ...standing, userId: claim.userId })
+      ? claim.deviceId
+      : null;
   };
 
   app.get('/api/rate-limits', {

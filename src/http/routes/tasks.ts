@@ -88,7 +88,7 @@ export async function taskRoutes(app: FastifyInstance, { services }: { services:
         200: {
           type: 'object',
           required: ['employees'],
-          properties: { employees: { type: 'array', items: ref('User') } },
+          properties: { employees: { type: 'array', items: ref('Colleague') } },
         },
       },
     },

@@ -24,7 +24,7 @@ import {
 } from './kit.ts';
 
 /** bob's sign-ins in flight, as in the report that found the hole. */
-const INSIDER_IN_FLIGHT = 100;
+const INSIDER_IN_FLIGHT = Number(process.env.INSIDER_N ?? 100);
 /** carol, from a new browser, once a second. */
 const NEWCOMER_EVERY_MS = 1000;
 const P95_TARGET_MS = 300;

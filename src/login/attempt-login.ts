@@ -104,14 +104,18 @@ export async function attemptLogin(
       : null;
   const place: GatePlace = known
     ? { lane: 'known', account: String(known.account.user.id) }
-    : { lane: 'shared', work: await services.challenges.prove(email, attempt.work, gate.askedBits()) };
+    : {
+        lane: 'shared',
+        work: await services.challenges.prove(email, attempt.work, gate.askedBits()),
+        account: normaliseEmail(email),
+      };
   const admission = gate.enter(place);
   if (admission.shed) return busy(services, email, await gate.hold());
   if (admission.ticket === null) {
     // The account has as many known-device attempts waiting as it may: refused before any check
     // or count, and held like a shed, so that an insider's loop of them costs nothing.
     await gate.hold();
-    return { kind: 'refused', refusal: services.flow.backlogFull(admission.retryAfter) };
+    return { kind: 'refused', refusal: services.flow.backlogFull(admission.retryAfter, known !== null) };
   }
   const slot = await onSlot(admission.ticket, (ticket) =>
     check(services, attempt, ticket, looked, known?.deviceId ?? null),

@@ -191,13 +191,18 @@ export class LoginFlow {
   }
 
   /**
-   * The 429 of a known-device attempt the login gate refused because its account already has as
-   * many attempts waiting as it may (docs/rules.md#the-login-gate): under the known-device control's code and
-   * budget, nothing admitted right now, and the gate's wait as the reset. Nothing is reserved,
-   * counted or locked: the attempt never reached the failure budgets.
+   * The 429 of an attempt the login gate refused because its account already has as many attempts
+   * waiting in its lane as it may (docs/rules.md#the-login-gate): under the code and budget of the
+   * lane's per-account control (`login-device` for a known device, `login-account` otherwise),
+   * nothing admitted right now, and the gate's wait as the reset. Nothing is reserved, counted or
+   * locked: the attempt never reached the failure budgets.
    */
-  backlogFull(retryAfterSeconds: number): Verdict {
-    const bound = this.engine.controls[this.plan.knownDevice[0]!];
+  backlogFull(retryAfterSeconds: number, knownDevice = true): Verdict {
+    const { engine } = this;
+    const name = knownDevice
+      ? this.plan.knownDevice[0]!
+      : this.plan.unknownDevice.find((control) => engine.controls[control].control.key === 'account')!;
+    const bound = engine.controls[name];
     const decision = {
       allowed: false,
       limit: bound.rule.limit,

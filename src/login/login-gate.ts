@@ -9,18 +9,19 @@ export type GateLane = 'known' | 'shared';
 
 /**
  * Where an attempt waits: a known device under its account (accounts take turns), or the shared
- * line with the work it proved (docs/rules.md#proved-work: bits of a solved challenge, 0 for none).
+ * line with the work it proved (docs/rules.md#proved-work: bits of a solved challenge, 0 for none)
+ * under the account it names (the submitted email's normal form, whether or not an account has it).
  */
 export type GatePlace =
   | { readonly lane: 'known'; readonly account: string }
-  | { readonly lane: 'shared'; readonly work?: number };
+  | { readonly lane: 'shared'; readonly work?: number; readonly account?: string };
 
 export const SHARED: GatePlace = Object.freeze({ lane: 'shared' });
 
 /**
- * Known-device attempts one account may have waiting at once (besides its running check). Its
- * checks run one at a time, so more would only wait longer; an insider with many device cookies of
- * their own account gets its extra attempts refused at once (429) instead of queued without bound.
+ * Attempts one account may have waiting at once in either lane (besides the one in line or in its
+ * check). Its checks run one at a time, so more would only wait longer; an insider with many
+ * browsers of their own account gets the extra attempts refused at once (429) instead of queued.
  */
 export const MAX_WAITING_PER_ACCOUNT = 4;
 
@@ -97,9 +98,12 @@ class Waiter implements Ticket {
 
   readonly gate: LoginGate;
   readonly place: GatePlace;
-  readonly queuedAt: number;
+  /** When it came; for an attempt that waited behind its account's, when it took its place in line. */
+  queuedAt: number;
   /** Proved bits, as the shared line orders them (0 in the known lane). */
   readonly work: number;
+  /** Shared lane: waiting behind its account's attempt in line or in its check, not in line itself. */
+  behind = false;
 
   constructor(gate: LoginGate, place: GatePlace, queuedAt: number) {
     this.gate = gate;
@@ -143,6 +147,13 @@ export class LoginGate {
   private readonly shared = new WorkLine<Waiter>();
   /** Known-device attempts by account, the accounts in turn. */
   private readonly known = new KnownLane<Waiter>();
+  /**
+   * Shared lane, by account: the one attempt it has in line or in its check, and the attempts
+   * waiting behind it (at most MAX_WAITING_PER_ACCOUNT). One account's attempts take one place in
+   * the line, so its backlog delays others by one check at most, as in the known lane.
+   */
+  private readonly sharedAccounts = new Map<string, { current: Waiter; behind: Waiter[] }>();
+  private sharedBehind = 0;
   private readonly observers = new Set<LoginGateObserver>();
   private readonly bits = new AskedBits();
 
@@ -169,16 +180,35 @@ export class LoginGate {
   enter(place: GatePlace): Admission {
     const now = this.clock.now();
     this.expire(now);
-    const waiting = place.lane === 'known' ? this.known.waiting(place.account) : 0;
+    const account =
+      place.lane === 'shared' && place.account !== undefined
+        ? this.sharedAccounts.get(place.account)
+        : undefined;
+    const waiting =
+      place.lane === 'known' ? this.known.waiting(place.account) : (account?.behind.length ?? 0);
     if (waiting >= MAX_WAITING_PER_ACCOUNT)
-      return { shed: false, ticket: null, retryAfter: this.retryAfter(waiting * this.checkMs) };
+      return { shed: false, ticket: null, retryAfter: this.retryAfter((waiting + 1) * this.checkMs) };
     const waiter = new Waiter(this, place, now);
+    if (account) {
+      // Its account has an attempt in line or in a check: it waits behind that one, out of the line,
+      // unless that wait (the line's, then its account's checks ahead of it) is past the bound.
+      if (this.expectedWaitMs(waiter.work) + (account.behind.length + 1) * this.checkMs > this.maxWaitMs) {
+        this.shedNow('expected-wait', waiter.work, now);
+        return { shed: true };
+      }
+      waiter.behind = true;
+      account.behind.push(waiter);
+      this.sharedBehind++;
+      return { shed: false, ticket: waiter };
+    }
     if (place.lane === 'shared') {
       if (this.expectedWaitMs(waiter.work) > this.maxWaitMs) {
         this.shedNow('expected-wait', waiter.work, now);
         return { shed: true };
       }
       this.shared.push(waiter);
+      if (place.account !== undefined)
+        this.sharedAccounts.set(place.account, { current: waiter, behind: [] });
     } else {
       this.known.push(place.account, waiter);
     }
@@ -233,7 +263,7 @@ export class LoginGate {
     return {
       concurrency: this.concurrency,
       running: this.running,
-      queued: { known: this.known.queued, shared: this.shared.size },
+      queued: { known: this.known.queued, shared: this.shared.size + this.sharedBehind },
       held: this.holding,
       checkMs: this.checkMs,
       askedBits: this.askedBits(),
@@ -259,21 +289,66 @@ export class LoginGate {
     if (was === 'done') return;
     waiter.state = 'done';
     let finished: string | undefined;
+    const now = this.clock.now();
     if (was === 'running') {
       this.running--;
       const { place } = waiter;
       if (place.lane === 'known') {
         this.known.finished(place.account);
         finished = place.account;
-      }
+      } else this.accountMovesOn(waiter, now);
+    } else if (waiter.behind) {
+      this.leaveBehind(waiter);
+      waiter.resolve({ shed: true, retryAfter: this.retryAfter(this.expectedWaitMs()) });
     } else if (waiter.place.lane === 'shared') {
       this.shared.left(waiter);
       waiter.resolve({ shed: true, retryAfter: this.retryAfter(this.expectedWaitMs()) });
+      this.accountMovesOn(waiter, now);
     } else {
       this.known.drop(waiter.place.account, waiter);
       waiter.resolve({ shed: true, retryAfter: 1 });
     }
-    this.pump(this.clock.now(), finished);
+    this.pump(now, finished);
+  }
+
+  /**
+   * The shared attempt `done` (its account's current one) is out of line and out of its check: the
+   * oldest attempt behind it takes its place in line, or sheds when it has waited the bound already.
+   */
+  private accountMovesOn(done: Waiter, now: number): void {
+    const { account: name } = done.place as { account?: string };
+    if (name === undefined) return;
+    const account = this.sharedAccounts.get(name);
+    if (!account || account.current !== done) return;
+    for (let next = account.behind.shift(); next !== undefined; next = account.behind.shift()) {
+      this.sharedBehind--;
+      next.behind = false;
+      if (next.queuedAt <= now - this.maxWaitMs) {
+        next.state = 'done';
+        this.shedNow('deadline', next.work, now);
+        next.resolve({ shed: true, retryAfter: this.retryAfter(this.expectedWaitMs()) });
+        continue;
+      }
+      // In line from now, for its bound too: one account's backlog waits on its own account, so a
+      // person's attempt behind it waits at most twice the bound (behind, then in line).
+      next.queuedAt = now;
+      account.current = next;
+      this.shared.push(next);
+      this.displace(now);
+      return;
+    }
+    this.sharedAccounts.delete(name);
+  }
+
+  /** A shared attempt waiting behind its account's current one gives up (its ticket closed). */
+  private leaveBehind(waiter: Waiter): void {
+    const { account: name } = waiter.place as { account?: string };
+    const behind = name === undefined ? undefined : this.sharedAccounts.get(name)?.behind;
+    const index = behind?.indexOf(waiter) ?? -1;
+    if (index < 0) return;
+    behind!.splice(index, 1);
+    this.sharedBehind--;
+    waiter.behind = false;
   }
 
   /**
@@ -317,6 +392,7 @@ export class LoginGate {
       this.shared.left(waiter);
       this.shedNow('deadline', waiter.work, now);
       waiter.resolve({ shed: true, retryAfter: this.retryAfter(this.expectedWaitMs()) });
+      this.accountMovesOn(waiter, now);
     }
   }
 
@@ -337,6 +413,7 @@ export class LoginGate {
       this.shared.left(least);
       this.shedNow('displaced', least.work, now);
       least.resolve({ shed: true, retryAfter: this.retryAfter(this.expectedWaitMs(least.work)) });
+      this.accountMovesOn(least, now);
     }
   }
 

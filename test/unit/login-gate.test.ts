@@ -158,6 +158,44 @@ describe('LoginGate', () => {
     assert.equal(gate.state().running, 0);
   });
 
+  it('gives one account’s unknown-device attempts one place in the shared line: a newcomer of another account is not shed for them', async () => {
+    const clock = new ManualClock();
+    const gate = new LoginGate({ concurrency: 2, maxWaitMs: 1000, clock, initialCheckMs: 50 });
+    const shared = (account: string) => ({ lane: 'shared', account }) as const;
+    // Bob's browsers beyond his account's known devices are unknown ones: one in a check, the rest behind it.
+    const bob = Array.from({ length: 1 + MAX_WAITING_PER_ACCOUNT }, () => admitted(gate, shared('bob')));
+    assert.equal(gate.state().running, 1, 'one check of bob’s at a time');
+    assert.deepEqual(gate.state().queued, { known: 0, shared: MAX_WAITING_PER_ACCOUNT });
+    assert.equal(gate.expectedWaitMs(), 0, 'the other slot is free: bob’s backlog cannot use it');
+    // More of bob's are refused at once, without a place (429 in the route), not queued.
+    assert.deepEqual(gate.enter(shared('bob')), { shed: false, ticket: null, retryAfter: 1 });
+    const carol = admitted(gate, shared('carol'));
+    assert.deepEqual(await carol.turn, { shed: false }, 'carol runs at once, beside bob');
+    // Both slots busy: dave waits for one check end; bob's backlog adds nothing.
+    assert.equal(gate.expectedWaitMs(), 25);
+    const dave = admitted(gate, shared('dave'));
+    await check(clock, carol, 50);
+    assert.deepEqual(await dave.turn, { shed: false }, 'carol’s slot went to dave, not to bob’s backlog');
+    await check(clock, dave, 50);
+    for (const ticket of bob) await check(clock, ticket, 50);
+    assert.equal(gate.state().running, 0);
+    assert.deepEqual(gate.state().queued, { known: 0, shared: 0 });
+  });
+
+  it('sheds an attempt behind its own account’s when that wait is past the bound, and one that waited behind it past the bound', async () => {
+    const clock = new ManualClock();
+    const gate = new LoginGate({ concurrency: 1, maxWaitMs: 100, clock, initialCheckMs: 50 });
+    const shared = (account: string) => ({ lane: 'shared', account }) as const;
+    const first = admitted(gate, shared('bob'));
+    const behind = admitted(gate, shared('bob')); // waits 50 ms for first's check
+    admitted(gate, shared('alice')); // alice is in line: now bob's next would wait past the bound
+    assert.deepEqual(gate.enter(shared('bob')), { shed: true });
+    clock.advance(150); // the first check takes long: the one behind has waited past the bound
+    await check(clock, first, 0);
+    assert.equal((await behind.turn).shed, true, 'shed when its turn in line came too late');
+    behind.close();
+  });
+
   it('refuses an account’s attempt at once once MAX_WAITING_PER_ACCOUNT wait, without a place in the queue', async () => {
     const clock = new ManualClock();
     const gate = new LoginGate({ concurrency: 1, maxWaitMs: 100, clock, initialCheckMs: 50 });

@@ -106,13 +106,15 @@ export class People {
 
   /**
    * Gives the account a new temporary password (hashed by the caller), ends its sessions and
-   * forgets its known devices, with a `password-reset` event; false when there is no such account.
+   * forgets its known devices, with a `password-reset` event; a refusal when there is no such
+   * account or the admin is one no more.
    */
-  reset(admin: ActingAdmin, userId: number, passwordHash: string): Promise<boolean> {
+  reset(admin: ActingAdmin, userId: number, passwordHash: string): Promise<true | EditRefusal> {
     return this.change(async (connection) => {
+      if (!(await new AdminUsersRepository(connection).actorStillAdmin(admin.id))) return 'actor-not-admin';
       const users = new UsersRepository(connection);
       const user: User | null = await users.findById(userId);
-      if (!user) return false;
+      if (!user) return 'no-such-account';
       const now = this.options.clock.now();
       await users.setTemporaryPassword(userId, passwordHash, now + TEMPORARY_PASSWORD_TTL_MS);
       const context = this.context(admin);

@@ -288,6 +288,39 @@ describe('POST /api/admin/users/:id/password-reset', () => {
   });
 });
 
+describe('an admin demoted while their change is on its way', () => {
+  it('resets no password: the reset re-checks its actor inside its transaction (403 FORBIDDEN)', async (t) => {
+    const hasher = new HeldHasher();
+    const test = await testAppFor(t, { hasher });
+    const actor = await admin(test);
+    const other = await admin(test);
+    const person = await freshAccount(test);
+    hasher.holdChecks();
+    const reset = actor.browser.request({
+      method: 'POST',
+      url: `/api/admin/users/${person.id}/password-reset`,
+    });
+    await hasher.untilHeld(1); // the temporary password's hash: the request passed its admin check
+    hasher.letThrough();
+    const demoted = await edit(other.browser, actor.id, { role: 'employee' });
+    assert.equal(demoted.statusCode, 200, demoted.body);
+    assertError(await reset, 403, 'FORBIDDEN');
+    // The old password still signs in: nothing was reset.
+    await signedIn(test, person.email);
+  });
+
+  it('removes no passkey: the removal re-checks its actor inside its transaction (403 FORBIDDEN)', async (t) => {
+    // Sessions cached for 10 minutes: the request's own check reads the actor as the cache has them.
+    const test = await testAppFor(t, { env: { SESSION_CACHE_TTL: '10m' } });
+    const actor = await admin(test);
+    assert.equal((await actor.browser.get('/api/admin/users')).statusCode, 200, 'cached as an admin');
+    // Demoted where the cache does not hear of it (as if the announcement were lost).
+    await test.database.db.query("UPDATE users SET role = 'employee' WHERE id = $1", [actor.id]);
+    const removal = await actor.browser.request({ method: 'DELETE', url: '/api/admin/users/1/passkeys/1' });
+    assertError(removal, 403, 'FORBIDDEN');
+  });
+});
+
 describe('two admins demoting each other at once (postgres)', { skip: skipPostgres }, () => {
   it('leaves one enabled admin: one edit succeeds, the other is refused', async (t) => {
     const test = await testAppFor(t, { database: 'postgres' });

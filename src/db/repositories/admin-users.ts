@@ -78,6 +78,19 @@ export class AdminUsersRepository {
     return { ok: true, target };
   }
 
+  /**
+   * Whether `actorId` is an enabled admin, read and locked (shared) until the transaction ends: an
+   * admin's change that does not go through checkEdit runs only while its actor is still an admin,
+   * and a demotion or a disable of that actor waits for it (or, first, makes it refuse).
+   */
+  async actorStillAdmin(actorId: number): Promise<boolean> {
+    const rows = await this.db.query(
+      `SELECT 1 FROM users WHERE id = $1 AND role = 'admin' AND disabled_at IS NULL FOR SHARE`,
+      [actorId],
+    );
+    return rows.length > 0;
+  }
+
   async rename(userId: number, name: string): Promise<void> {
     await this.db.query('UPDATE users SET name = $2 WHERE id = $1', [userId, name]);
   }

@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { removePasskeys } from '../../auth/accounts.ts';
 import { inTransaction } from '../../db/database.ts';
+import { AdminUsersRepository } from '../../db/repositories/admin-users.ts';
 import { UsersRepository } from '../../db/repositories/users.ts';
 import { ApiError } from '../../errors.ts';
 import { errorResponses, idSchema } from '../schemas.ts';
@@ -67,6 +68,8 @@ export async function adminPasskeyRoutes(
       // The removal and its security event (naming the admin) in one transaction.
       const removed = await db.withConnection((connection) =>
         inTransaction(connection, async () => {
+          // Its admin rights may have gone while the request was on its way (another admin's edit).
+          if (!(await new AdminUsersRepository(connection).actorStillAdmin(admin.id))) return null;
           const user = await new UsersRepository(connection).findById(id);
           if (!user) return [];
           return removePasskeys(
@@ -83,6 +86,7 @@ export async function adminPasskeyRoutes(
           );
         }),
       );
+      if (removed === null) throw new ApiError('FORBIDDEN');
       if (removed.length === 0) throw new ApiError('NOT_FOUND');
       request.log.info({ userId: id, passkeyId, by: admin.id }, 'passkey removed by an admin');
       return reply.code(204).send();

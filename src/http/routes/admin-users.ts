@@ -193,8 +193,8 @@ export async function adminUserRoutes(
     handler: async (request) => {
       const { id } = request.params;
       const password = generatePassword();
-      if (!(await people.reset(acting(request), id, await passwords.rehash(password))))
-        throw new ApiError('NOT_FOUND');
+      const outcome = await people.reset(acting(request), id, await passwords.rehash(password));
+      if (outcome !== true) throw REFUSALS[outcome]();
       sessions.forgetUser(id);
       request.log.info({ userId: id, by: request.user!.id }, 'password reset by an admin');
       return { temporaryPassword: password };

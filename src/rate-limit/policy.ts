@@ -250,10 +250,19 @@ export type RoutePlan =
       };
     };
 
+/**
+ * The free repeats of one Idempotency-Key of a bulk reassignment: far more than a client's retries
+ * (the typed client's two, the page's few), far fewer than a loop of replays would need to keep
+ * the database busy.
+ */
+export const BULK_FREE_REPEATS = 10;
+
 export const ROUTE_PLANS: Readonly<Record<string, RoutePlan>> = {
-  // Ten free repeats a key: far more than a client's retries (the typed client's two, the page's
-  // few), far fewer than a loop of replays would need to keep the database busy.
-  'PATCH /api/employee/tasks/bulk': { kind: 'controls', controls: ['task-bulk'], repeats: { free: 10 } },
+  'PATCH /api/employee/tasks/bulk': {
+    kind: 'controls',
+    controls: ['task-bulk'],
+    repeats: { free: BULK_FREE_REPEATS },
+  },
   'GET /api/csrf-token': { kind: 'exempt' }, // the login entry path never meets generic pressure
   // The address first: a burst from one address is refused before it leaves state for every email.
   'POST /api/auth/login': {

@@ -174,7 +174,7 @@ describe('two instances, one Redis, one PostgreSQL', { skip }, () => {
 
 describe('two instances and one Idempotency-Key', { skip }, () => {
   /** A keyed bulk reassignment by `client`. */
-  const keyedBulk = (client: TestClient, key: string, payload: unknown) =>
+  const keyedBulk = (client: TestClient, key: string, payload: { taskIds: number[]; assigneeId: number }) =>
     client.request({
       method: 'PATCH',
       url: '/api/employee/tasks/bulk',

@@ -32,7 +32,7 @@ import { csrfPlugin } from './http/plugins/csrf.ts';
 import { databaseOutagePlugin } from './http/plugins/database-outage.ts';
 import { registerDocs } from './http/plugins/docs.ts';
 import { clientErrorHandler, frameworkErrors, registerErrorHandlers } from './http/plugins/error-handler.ts';
-import { idempotencyPlugin, isRepeat } from './http/plugins/idempotency.ts';
+import { idempotencyPlugin, repeatOf } from './http/plugins/idempotency.ts';
 import { metricsPlugin } from './http/plugins/metrics.ts';
 import { portalPlugin } from './http/plugins/portal.ts';
 import { rateLimitPlugin } from './http/plugins/rate-limit.ts';
@@ -255,7 +255,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(securityHeadersPlugin);
   await app.register(fastifyCookie);
   await app.register(sessionPlugin, { sessions: services.sessions });
-  // Before the limiter: a repeat of a key (held or answered) is shown its budget without spending it.
+  // Before the limiter: a key is read, so that a repeat of one (held or answered) may be spared.
   await app.register(idempotencyPlugin, {
     keys: services.idempotencyKeys,
     clock,
@@ -266,7 +266,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     engine: services.rateLimit,
     ipv6Prefix: config.rateLimits.ipv6Prefix,
     trustedNetworks: config.rateLimits.trustedNetworks,
-    isRepeat,
+    repeatOf,
   });
   await app.register(metricsPlugin, { stack, login, readiness: services.readiness });
   await app.register(csrfPlugin, { secret: config.sessionSecret, config });

@@ -4,7 +4,13 @@ import type { FastifySchema, RouteOptions } from 'fastify';
 import { PASSWORD_REFUSALS } from '../auth/password-rules.ts';
 import { ERRORS, type ErrorCode } from '../errors.ts';
 import { BULK_MAX_TASKS, IDEMPOTENCY_KEY_MAX_LENGTH, PASSKEYS_MAX } from '../limits.ts';
-import { CONTROLS, type ControlName, planForRoute, type RoutePlan } from '../rate-limit/policy.ts';
+import {
+  BULK_FREE_REPEATS,
+  CONTROLS,
+  type ControlName,
+  planForRoute,
+  type RoutePlan,
+} from '../rate-limit/policy.ts';
 import type { Access } from './plugins/authorization.ts';
 import { CSRF_COOKIE, CSRF_HEADER } from './plugins/csrf.ts';
 import { IDEMPOTENCY_KEY_HEADER, IN_FLIGHT_RETRY_AFTER, REPLAYED_HEADER } from './plugins/idempotency.ts';
@@ -253,10 +259,11 @@ const IDEMPOTENCY_KEY_PARAMETER = {
       description:
         `1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} printable ASCII characters (a new UUID per operation), kept by the ` +
         'client for its retries: a 200 is stored for IDEMPOTENCY_TTL (24 h) and replayed to the same ' +
-        'caller for the same body with Idempotent-Replayed: true, changing nothing and spending no ' +
-        'budget; another body under the key is 422 IDEMPOTENCY_KEY_REUSED; while the first request ' +
-        'is in flight, 409 IDEMPOTENCY_KEY_IN_FLIGHT with Retry-After: 1. Other answers are not ' +
-        'stored: the key may be sent again. Not valid: 400 IDEMPOTENCY_KEY_INVALID.',
+        'caller for the same body with Idempotent-Replayed: true, changing nothing; another body ' +
+        'under the key is 422 IDEMPOTENCY_KEY_REUSED; while the first request is in flight, 409 ' +
+        `IDEMPOTENCY_KEY_IN_FLIGHT with Retry-After: 1. The first ${BULK_FREE_REPEATS} repeats of a key ` +
+        'spend no budget; later ones spend it as a new request does (429 when none is left). Other ' +
+        'answers are not stored: the key may be sent again. Not valid: 400 IDEMPOTENCY_KEY_INVALID.',
     },
   },
 } as const;
@@ -268,7 +275,7 @@ function idempotencyHeaders(status: number): Record<string, unknown> {
       [REPLAYED_HEADER]: header({
         schema: { type: 'string', enum: ['true'] },
         description:
-          'The stored answer of an earlier request with the same Idempotency-Key: nothing was changed or spent now.',
+          'The stored answer of an earlier request with the same Idempotency-Key: nothing was changed now.',
         required: false,
       }),
     };

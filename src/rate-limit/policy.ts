@@ -207,10 +207,12 @@ export function controlsFor(caller: Caller): { name: ControlName; key: string }[
  * What a route is subject to. Decided once per route when it is registered, never per request
  * from the URL, so the exemptions hold by construction:
  * - `controls`: these controls count every request, and nothing else applies (no generic bucket);
- *   with `repeats: 'free'`, a repeat is shown the budget without spending it. A repeat is a request
- *   naming an Idempotency-Key that another request of the same caller holds, in flight or answered
+ *   with `repeats: { free: n }`, the first `n` repeats of a key are shown the budget without
+ *   spending it, and the later ones spend it as a new request does. A repeat is a request naming an
+ *   Idempotency-Key that another request of the same caller holds, in flight or answered
  *   (docs/rules.md#idempotent-bulk-reassignment): that request was charged, and the repeat can
- *   change nothing (it is answered the stored answer, 409 or 422), so one key is charged once;
+ *   change nothing (it is answered the stored answer, 409 or 422), so a retry is not charged
+ *   twice; past `n`, repeats would be database work nothing pays for;
  * - `login`: only the login-failure controls, checked before the password, spent by failures:
  *   `knownDevice` for an attempt with a valid device cookie for the submitted account, else
  *   `unknownDevice`, each in the order checked; `failuresAlsoCount`: controls a failure is counted
@@ -221,7 +223,11 @@ export function controlsFor(caller: Caller): { name: ControlName; key: string }[
  * - `generic`: the generic bucket of the caller's state (per user when signed in, else per IP).
  */
 export type RoutePlan =
-  | { readonly kind: 'controls'; readonly controls: readonly ControlName[]; readonly repeats?: 'free' }
+  | {
+      readonly kind: 'controls';
+      readonly controls: readonly ControlName[];
+      readonly repeats?: { readonly free: number };
+    }
   | {
       readonly kind: 'login';
       readonly unknownDevice: readonly ControlName[];
@@ -244,8 +250,19 @@ export type RoutePlan =
       };
     };
 
+/**
+ * The free repeats of one Idempotency-Key of a bulk reassignment: far more than a client's retries
+ * (the typed client's two, the page's few), far fewer than a loop of replays would need to keep
+ * the database busy.
+ */
+export const BULK_FREE_REPEATS = 10;
+
 export const ROUTE_PLANS: Readonly<Record<string, RoutePlan>> = {
-  'PATCH /api/employee/tasks/bulk': { kind: 'controls', controls: ['task-bulk'], repeats: 'free' },
+  'PATCH /api/employee/tasks/bulk': {
+    kind: 'controls',
+    controls: ['task-bulk'],
+    repeats: { free: BULK_FREE_REPEATS },
+  },
   'GET /api/csrf-token': { kind: 'exempt' }, // the login entry path never meets generic pressure
   // The address first: a burst from one address is refused before it leaves state for every email.
   'POST /api/auth/login': {

@@ -3059,7 +3059,7 @@ export interface paths {
     patch: {
       parameters: {
         header?: {
-          /** @description 1 to 255 printable ASCII characters (a new UUID per operation), kept by the client for its retries: a 200 is stored for IDEMPOTENCY_TTL (24 h) and replayed to the same caller for the same body with Idempotent-Replayed: true, changing nothing and spending no budget; another body under the key is 422 IDEMPOTENCY_KEY_REUSED; while the first request is in flight, 409 IDEMPOTENCY_KEY_IN_FLIGHT with Retry-After: 1. Other answers are not stored: the key may be sent again. Not valid: 400 IDEMPOTENCY_KEY_INVALID. */
+          /** @description 1 to 255 printable ASCII characters (a new UUID per operation), kept by the client for its retries: a 200 is stored for IDEMPOTENCY_TTL (24 h) and replayed to the same caller for the same body with Idempotent-Replayed: true, changing nothing; another body under the key is 422 IDEMPOTENCY_KEY_REUSED; while the first request is in flight, 409 IDEMPOTENCY_KEY_IN_FLIGHT with Retry-After: 1. The first 10 repeats of a key spend no budget; later ones spend it as a new request does (429 when none is left). Other answers are not stored: the key may be sent again. Not valid: 400 IDEMPOTENCY_KEY_INVALID. */
           "Idempotency-Key"?: string;
         };
       };
@@ -3087,7 +3087,7 @@ export interface paths {
             "RateLimit-Policy"?: string;
             /** @description The same control, what remains (r) and the seconds until it admits again (t). */
             RateLimit?: string;
-            /** @description The stored answer of an earlier request with the same Idempotency-Key: nothing was changed or spent now. */
+            /** @description The stored answer of an earlier request with the same Idempotency-Key: nothing was changed now. */
             "Idempotent-Replayed"?: "true";
           };
           content: {

@@ -116,3 +116,40 @@ function withSearchPath(url: string, schema: string): string {
   parsed.searchParams.set('options', `-c search_path=${schema}`);
   return parsed.toString();
 }
+
+/** What `recordWrites` saw: one entry per row written, `table:OPERATION`. */
+export interface WriteRecorder {
+  writes(): Promise<string[]>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Records every row written to the database's tables from now on (a trigger per table, into a
+ * table of its own), so that a test can say "this wrote nothing" on PGlite and PostgreSQL alike
+ * without reading server-wide counters other tests move too. A row written and deleted again
+ * leaves two entries. `stop` removes the triggers.
+ */
+export async function recordWrites(db: Database): Promise<WriteRecorder> {
+  const tables = (
+    await db.query<{ name: string }>(
+      'SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename',
+    )
+  ).map((row) => row.name);
+  await db.query('CREATE TABLE test_writes (id serial PRIMARY KEY, what text NOT NULL)');
+  await db.query(`CREATE FUNCTION test_note_write() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN INSERT INTO test_writes (what) VALUES (TG_TABLE_NAME || ':' || TG_OP); RETURN NULL; END $$`);
+  for (const table of tables)
+    await db.query(
+      `CREATE TRIGGER test_note_write AFTER INSERT OR UPDATE OR DELETE ON ${table}
+         FOR EACH ROW EXECUTE FUNCTION test_note_write()`,
+    );
+  return {
+    writes: async () =>
+      (await db.query<{ what: string }>('SELECT what FROM test_writes ORDER BY id')).map((row) => row.what),
+    async stop() {
+      for (const table of tables) await db.query(`DROP TRIGGER test_note_write ON ${table}`);
+      await db.query('DROP FUNCTION test_note_write()');
+      await db.query('DROP TABLE test_writes');
+    },
+  };
+}

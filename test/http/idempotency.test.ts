@@ -10,7 +10,7 @@ import {
 import { fingerprint } from '../../src/http/plugins/idempotency.ts';
 import { REQUEST_TIMEOUT_MS } from '../../src/limits.ts';
 import { createTestApp, type Response, type TestApp, type TestClient } from '../helpers/app.ts';
-import { closeTestDatabases, type DatabaseKind, testDatabase } from '../helpers/database.ts';
+import { closeTestDatabases, type DatabaseKind, recordWrites, testDatabase } from '../helpers/database.ts';
 import { assertError, taskSnapshot } from '../helpers/http.ts';
 import { assertRefused, rateLimitHeaders } from '../helpers/rate-limit-headers.ts';
 import { skipUnless } from '../helpers/services.ts';
@@ -40,6 +40,8 @@ const bulk = (
   });
 
 const remaining = (response: Response) => rateLimitHeaders(response).remaining;
+/** The free repeats of a key (docs/rules.md#idempotent-bulk-reassignment). */
+const FREE_REPEATS = 10;
 const replayed = (response: Response) => response.headers['idempotent-replayed'] === 'true';
 
 for (const kind of ['embedded', 'postgres'] as const satisfies readonly DatabaseKind[]) {
@@ -113,6 +115,148 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
         'TASK_BULK_RATE_LIMIT',
         'task-bulk',
       );
+    });
+
+    it('spares ten repeats of a key; from the eleventh a repeat spends a unit, and is refused 429 once none is left', async (t) => {
+      const testApp = await signedIn(t, { RATE_LIMIT_BULK: '3/15m' });
+      const { alice, clock } = testApp;
+      const key = randomUUID();
+      const payload = { taskIds: [5, 6], assigneeId: 3 };
+      const first = await bulk(alice, key, payload);
+      assert.equal(first.statusCode, 200);
+      assert.equal(remaining(first), 2);
+      // Any repeat counts: a replay, and another body under the key (422), alike.
+      for (let i = 1; i <= FREE_REPEATS; i++) {
+        const again = await bulk(alice, key, i === 5 ? { taskIds: [5], assigneeId: 3 } : payload);
+        assert.equal(again.statusCode, i === 5 ? 422 : 200, `repeat ${i}`);
+        assert.equal(remaining(again), 2, `repeat ${i} is free`);
+      }
+      const [row] = await testApp.database.db.query<{ free_repeats: number }>(
+        'SELECT free_repeats FROM idempotency_keys WHERE key = $1',
+        [key],
+      );
+      assert.equal(row?.free_repeats, FREE_REPEATS, 'counted with the key, where every instance sees it');
+
+      for (const left of [1, 0]) {
+        const charged = await bulk(alice, key, payload);
+        assert.equal(charged.statusCode, 200);
+        assert.ok(replayed(charged), 'still the stored answer');
+        assert.deepEqual(charged.json(), first.json());
+        assert.equal(remaining(charged), left, 'a repeat past ten spends as a new request');
+      }
+      const writes = await recordWrites(testApp.database.db);
+      t.after(writes.stop);
+      assertRefused(await bulk(alice, key, payload), 'TASK_BULK_RATE_LIMIT', 'task-bulk');
+      assertRefused(
+        await bulk(alice, key, { taskIds: [1], assigneeId: 3 }),
+        'TASK_BULK_RATE_LIMIT',
+        'task-bulk',
+      );
+      assert.deepEqual(await writes.writes(), [], 'a refused repeat writes nothing');
+      // Once the window has room again, a repeat is admitted (and charged) as any request is.
+      clock.advance(15 * 60_000);
+      const later = await bulk(alice, key, payload);
+      assert.ok(replayed(later));
+      assert.equal(remaining(later), 2);
+      // (The session's last-seen time is written at most once a minute, whatever the answer.)
+      assert.deepEqual(
+        (await writes.writes()).filter((write) => !write.startsWith('sessions:')),
+        [],
+        'a repeat past ten writes nothing of its key',
+      );
+    });
+
+    it('counts the repeats of a key in flight too: ten 409s are free, the eleventh spends', async (t) => {
+      const testApp = await signedIn(t, { RATE_LIMIT_BULK: '1/15m' });
+      const { alice, clock, database } = testApp;
+      const key = randomUUID();
+      const [{ id }] = await database.db.query<{ id: number }>(
+        "SELECT id FROM users WHERE email = 'alice@example.com'",
+      );
+      const now = clock.now();
+      await new IdempotencyKeysRepository(database.db).claim({
+        userId: id!,
+        key,
+        claim: randomUUID(),
+        nowMs: now,
+        staleBeforeMs: now - REQUEST_TIMEOUT_MS,
+        expiresAtMs: now + 24 * HOUR_MS,
+      });
+      for (let i = 1; i <= FREE_REPEATS; i++) {
+        const busy = await bulk(alice, key, { taskIds: [1], assigneeId: 2 });
+        assertError(busy, 409, 'IDEMPOTENCY_KEY_IN_FLIGHT');
+        assert.equal(remaining(busy), 1, `repeat ${i} is free`);
+      }
+      const charged = await bulk(alice, key, { taskIds: [1], assigneeId: 2 });
+      assertError(charged, 409, 'IDEMPOTENCY_KEY_IN_FLIGHT');
+      assert.equal(remaining(charged), 0);
+      assertRefused(
+        await bulk(alice, key, { taskIds: [1], assigneeId: 2 }),
+        'TASK_BULK_RATE_LIMIT',
+        'task-bulk',
+      );
+    });
+
+    it('spares exactly ten repeats of a key when the last free ones are raced for', async (t) => {
+      const testApp = await signedIn(t, { RATE_LIMIT_BULK: '30/15m' });
+      const { alice } = testApp;
+      const key = randomUUID();
+      const payload = { taskIds: [31, 32], assigneeId: 2 };
+      assert.equal((await bulk(alice, key, payload)).statusCode, 200);
+      for (let i = 0; i < FREE_REPEATS - 2; i++) assert.ok(replayed(await bulk(alice, key, payload)));
+      const racing = await Promise.all(Array.from({ length: 8 }, () => bulk(alice, key, payload)));
+      assert.ok(racing.every(replayed));
+      const after = await bulk(alice, null, { taskIds: [33], assigneeId: 2 });
+      assert.equal(remaining(after), 30 - 1 - 6 - 1, 'two of the eight were free, six were charged');
+    });
+
+    it('writes nothing for a request the limiter refuses, with a fresh key or without one, and the key stays free for a later try', async (t) => {
+      const testApp = await signedIn(t, { RATE_LIMIT_BULK: '1/15m' });
+      const { alice, clock, database } = testApp;
+      assert.equal((await bulk(alice, null, { taskIds: [1], assigneeId: 2 })).statusCode, 200);
+      const writes = await recordWrites(database.db);
+      t.after(writes.stop);
+      const keys = Array.from({ length: 20 }, () => randomUUID());
+      for (const key of keys)
+        assertRefused(
+          await bulk(alice, key, { taskIds: [1], assigneeId: 2 }),
+          'TASK_BULK_RATE_LIMIT',
+          'task-bulk',
+        );
+      for (let i = 0; i < 5; i++)
+        assertRefused(
+          await bulk(alice, null, { taskIds: [1], assigneeId: 2 }),
+          'TASK_BULK_RATE_LIMIT',
+          'task-bulk',
+        );
+      assert.deepEqual(await writes.writes(), [], 'no claim made and removed');
+      assert.deepEqual(await keyRows(testApp), []);
+
+      // A key refused by the limiter is no repeat: its retry once the budget has room is processed.
+      clock.advance(15 * 60_000);
+      const retry = await bulk(alice, keys[0]!, { taskIds: [1], assigneeId: 3 });
+      assert.equal(retry.statusCode, 200);
+      assert.ok(!replayed(retry));
+      assert.equal(remaining(retry), 0);
+    });
+
+    it('claims a key only once its request has passed every check: a 400, 403 or 422 leaves no row behind, written or deleted', async (t) => {
+      const testApp = await signedIn(t, { RATE_LIMIT_BULK: '10/15m' });
+      const { alice, database } = testApp;
+      const writes = await recordWrites(database.db);
+      t.after(writes.stop);
+      const key = randomUUID();
+      assertError(
+        await bulk(alice, key, { taskIds: [1], assigneeId: 2 }, { 'x-csrf-token': 'wrong' }),
+        403,
+        'CSRF_INVALID',
+      );
+      assertError(await bulk(alice, key, { taskIds: [], assigneeId: 2 }), 400, 'VALIDATION_ERROR');
+      assertError(await bulk(alice, key, '{"taskIds":'), 400, 'INVALID_JSON');
+      assert.deepEqual(await writes.writes(), []);
+      // The assignee is checked in the work's transaction: the claim comes first, and goes again.
+      assertError(await bulk(alice, key, { taskIds: [1], assigneeId: 9999 }), 422, 'ASSIGNEE_NOT_FOUND');
+      assert.deepEqual(await writes.writes(), ['idempotency_keys:INSERT', 'idempotency_keys:DELETE']);
     });
 
     it('fingerprints the parsed body: the same fields in another order or spacing replay', async (t) => {
@@ -220,7 +364,7 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
       assert.ok(replayed(await bulk(alice, key, { taskIds: [1], assigneeId: 2 })));
     });
 
-    it('applies and charges 20 copies sent at once exactly once', async (t) => {
+    it('applies 20 copies sent at once exactly once, and charges the first and the copies past ten free repeats', async (t) => {
       const testApp = await signedIn(t, { RATE_LIMIT_BULK: '30/15m' });
       const { alice } = testApp;
       const key = randomUUID();
@@ -236,7 +380,8 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
         }
       }
       const after = await bulk(alice, null, { taskIds: [24], assigneeId: 2 });
-      assert.equal(remaining(after), 28, 'the key was charged once (and this request once)');
+      // Copies that found the key free spent a unit, and got it back when they lost the claim.
+      assert.equal(remaining(after), 30 - 1 - (19 - FREE_REPEATS) - 1, 'the first, nine repeats, this one');
     });
 
     it('stores no answer but a 200: a refused or failed request leaves the key free for the next try', async (t) => {

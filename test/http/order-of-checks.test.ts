@@ -129,7 +129,7 @@ describe('PATCH /api/employee/tasks/bulk with an Idempotency-Key', () => {
     });
   const BODY = '{"taskIds":[1,2],"assigneeId":2}';
 
-  it('is claimed before the limiter, so a repeat spends nothing; the repeat is answered after CSRF, the body and its fields', async (t) => {
+  it('is read before the limiter, so a repeat within its free ones spends nothing; the repeat is answered after CSRF, the body and its fields', async (t) => {
     const { client, close } = await createTestApp({ env: { RATE_LIMIT_BULK: '3/1m' } });
     t.after(close);
     const alice = client();
@@ -154,7 +154,7 @@ describe('PATCH /api/employee/tasks/bulk with an Idempotency-Key', () => {
       assertSecurityHeaders(response);
       assert.equal(rateLimitHeaders(response).remaining, 2, `${what}: shown the budget, spends none`);
     }
-    // A key that is not valid claims nothing: the limiter charges it, and it is answered with the fields.
+    // A key that is not valid is not read: the limiter charges it, and it is answered with the fields.
     const invalid: [string, Response, number, string][] = [
       ['an invalid key, invalid fields', await bulk(alice, 'clé', '{"taskIds":[]}'), 400, 'VALIDATION_ERROR'],
       ['an invalid key', await bulk(alice, 'clé', BODY), 400, 'IDEMPOTENCY_KEY_INVALID'],
@@ -169,7 +169,7 @@ describe('PATCH /api/employee/tasks/bulk with an Idempotency-Key', () => {
     assert.equal(replay.statusCode, 200);
     assert.equal(replay.headers['idempotent-replayed'], 'true');
     assert.equal(rateLimitHeaders(replay).remaining, 0);
-    // Without a session nothing is claimed: the caller's address is charged and the answer is a 401.
+    // Without a session nothing is read: the caller's address is charged and the answer is a 401.
     const stranger = client();
     await stranger.fetchCsrf();
     const unauthenticated = await bulk(stranger, 'order-1', BODY);

@@ -173,19 +173,35 @@ describe('two instances, one Redis, one PostgreSQL', { skip }, () => {
 });
 
 describe('two instances and one Idempotency-Key', { skip }, () => {
-  it('20 copies of one keyed bulk request, split over both at once, are applied once and charged once', async (t) => {
+  /** A keyed bulk reassignment by `client`. */
+  const keyedBulk = (client: TestClient, key: string, payload: { taskIds: number[]; assigneeId: number }) =>
+    client.request({
+      method: 'PATCH',
+      url: '/api/employee/tasks/bulk',
+      payload,
+      headers: { 'idempotency-key': key },
+    });
+  /** What is left of alice's bulk budget, as each instance reports it. */
+  const bulkRemaining = async (apps: readonly FastifyInstance[], alice: TestClient) => {
+    const left = [];
+    for (const app of apps) {
+      const budget = await sameBrowserOn(app, alice).get('/api/rate-limits');
+      left.push(
+        budget
+          .json<{ controls: { control: string; remaining: number }[] }>()
+          .controls.find((c) => c.control === 'task-bulk')?.remaining,
+      );
+    }
+    return left;
+  };
+
+  it('20 copies of one keyed bulk request, split over both at once, are applied once; the first and the copies past ten free repeats are charged', async (t) => {
     const { a, b, clientOfA } = await twoInstances(t, { RATE_LIMIT_BULK: '30/15m' });
     const alice = clientOfA();
     assert.equal((await alice.login('alice@example.com')).statusCode, 200);
     const key = randomUUID();
     const payload = { taskIds: [51, 52, 53], assigneeId: 3 };
-    const keyed = (client: TestClient) =>
-      client.request({
-        method: 'PATCH',
-        url: '/api/employee/tasks/bulk',
-        payload,
-        headers: { 'idempotency-key': key },
-      });
+    const keyed = (client: TestClient) => keyedBulk(client, key, payload);
     const responses = await splitBurst([alice, sameBrowserOn(b, alice)], 20, keyed);
     const first = responses.filter(
       (r) => r.statusCode === 200 && r.headers['idempotent-replayed'] === undefined,
@@ -199,19 +215,37 @@ describe('two instances and one Idempotency-Key', { skip }, () => {
       if (response.statusCode === 200) assert.deepEqual(response.json(), first[0]!.json());
       else assert.equal(response.json().code, 'IDEMPOTENCY_KEY_IN_FLIGHT');
     }
-    // Every copy that is not the first spent nothing: the budget shows one unit gone, on both instances.
-    for (const app of [a, b]) {
-      const budget = await sameBrowserOn(app, alice).get('/api/rate-limits');
-      const bulkBudget = budget
-        .json<{ controls: { control: string; remaining: number }[] }>()
-        .controls.find((c) => c.control === 'task-bulk');
-      assert.equal(bulkBudget?.remaining, 29);
-    }
+    // The first copy, and the nine repeats past the ten free ones, spent a unit each (copies that
+    // found the key free were charged, and got the unit back when they lost the claim to the first).
+    assert.deepEqual(await bulkRemaining([a, b], alice), [20, 20]);
     // Applied once: one stored answer, and the copies still in flight then get it now from either instance.
     for (const client of [alice, sameBrowserOn(b, alice)]) {
       const late = await keyed(client);
       assert.equal(late.statusCode, 200);
       assert.equal(late.headers['idempotent-replayed'], 'true');
+    }
+    assert.deepEqual(await bulkRemaining([a, b], alice), [18, 18], 'repeats past ten are charged');
+  });
+
+  it('spares exactly ten repeats of a key when both instances race for the last free ones, and refuses the rest once the budget is spent', async (t) => {
+    for (let trial = 0; trial < 5; trial++) {
+      const { a, b, clientOfA } = await twoInstances(t, { RATE_LIMIT_BULK: '6/15m' });
+      const alice = clientOfA();
+      assert.equal((await alice.login('alice@example.com')).statusCode, 200);
+      const onB = sameBrowserOn(b, alice);
+      const key = randomUUID();
+      const payload = { taskIds: [61, 62], assigneeId: 2 };
+      assert.equal((await keyedBulk(alice, key, payload)).statusCode, 200);
+      for (let i = 0; i < 7; i++) {
+        const repeat = await keyedBulk(i % 2 ? onB : alice, key, payload);
+        assert.equal(repeat.headers['idempotent-replayed'], 'true');
+      }
+      // Three free repeats left, twelve copies at once over both instances, five units left:
+      // three are spared, five are charged, four are refused, and nothing else is counted.
+      const responses = await splitBurst([alice, onB], 12, (client) => keyedBulk(client, key, payload));
+      assert.deepEqual(tally(responses), { 200: 8, '429 TASK_BULK_RATE_LIMIT': 4 }, `trial ${trial}`);
+      assert.ok(responses.every((r) => r.statusCode !== 200 || r.headers['idempotent-replayed'] === 'true'));
+      assert.deepEqual(await bulkRemaining([a, b], alice), [0, 0]);
     }
   });
 });

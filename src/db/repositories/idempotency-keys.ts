@@ -7,20 +7,35 @@ export interface KeyRef {
   readonly key: string;
 }
 
-/** What a claim found: the key is now this request's, or another request holds it. */
-export type ClaimOutcome =
-  | { readonly kind: 'claimed' }
-  /** Another request has the key and has not answered yet (on this instance or another). */
-  | { readonly kind: 'in-flight' }
+/** The row of a key another request holds or answered, as read. */
+export type KeyHolder =
+  /**
+   * Another request has the key and has not answered yet (on this instance or another). `claim`
+   * is null when the key changed hands under a claim twice: there is no one row to count against.
+   */
+  | { readonly kind: 'in-flight'; readonly claim: string | null; readonly freeRepeats: number }
   /** A request with the key was answered 200: its body, and its request body's fingerprint. */
-  | { readonly kind: 'answered'; readonly fingerprint: string; readonly response: string };
+  | {
+      readonly kind: 'answered';
+      readonly claim: string;
+      readonly freeRepeats: number;
+      readonly fingerprint: string;
+      readonly response: string;
+    };
 
-export interface ClaimRequest extends KeyRef {
-  /** A random token naming this request's claim. */
-  readonly claim: string;
+/** What a claim found: the key is now this request's, or another request holds it. */
+export type ClaimOutcome = { readonly kind: 'claimed' } | KeyHolder;
+
+/** The moment a key is looked at: a mark claimed before `staleBeforeMs` no longer blocks. */
+export interface KeyLook extends KeyRef {
   readonly nowMs: number;
   /** A mark claimed before this no longer blocks: its request cannot still be running. */
   readonly staleBeforeMs: number;
+}
+
+export interface ClaimRequest extends KeyLook {
+  /** A random token naming this request's claim. */
+  readonly claim: string;
   /** When the mark may be purged if nothing else happens to it (now plus the TTL). */
   readonly expiresAtMs: number;
 }
@@ -42,16 +57,47 @@ INSERT INTO idempotency_keys AS k (user_id, key, claim, claimed_at, expires_at)
 VALUES ($1, $2, $3, to_timestamp($4 / 1000.0), to_timestamp($6 / 1000.0))
 ON CONFLICT (user_id, key) DO UPDATE
    SET claim = EXCLUDED.claim, claimed_at = EXCLUDED.claimed_at, expires_at = EXCLUDED.expires_at,
-       fingerprint = NULL, response = NULL
+       fingerprint = NULL, response = NULL, free_repeats = 0
  WHERE k.expires_at <= EXCLUDED.claimed_at
     OR (k.response IS NULL AND k.claimed_at <= to_timestamp($5 / 1000.0))
 RETURNING 1 AS claimed`;
+
+/** The columns a holder is made of. */
+const HOLDER_COLUMNS = 'claim, fingerprint, response, free_repeats';
+
+interface HolderRow {
+  claim: string;
+  fingerprint: string | null;
+  response: string | null;
+  free_repeats: number;
+}
+
+function holderOf(row: HolderRow): KeyHolder {
+  const { claim, free_repeats: freeRepeats } = row;
+  if (row.response === null || row.fingerprint === null) return { kind: 'in-flight', claim, freeRepeats };
+  return { kind: 'answered', claim, freeRepeats, fingerprint: row.fingerprint, response: row.response };
+}
 
 export class IdempotencyKeysRepository {
   private readonly db: Queryable;
 
   constructor(db: Queryable) {
     this.db = db;
+  }
+
+  /**
+   * The row that holds `key` now, read and nothing else: null when the key is free (no row, an
+   * expired answer, a stale mark), which is what a claim of it would take. A request's key is
+   * looked at so before the limiter decides (a read writes nothing if the limiter then refuses).
+   */
+  async find(look: KeyLook): Promise<KeyHolder | null> {
+    const [row] = await this.db.query<HolderRow>(
+      `SELECT ${HOLDER_COLUMNS} FROM idempotency_keys
+        WHERE user_id = $1 AND key = $2 AND expires_at > to_timestamp($3 / 1000.0)
+          AND (response IS NOT NULL OR claimed_at > to_timestamp($4 / 1000.0))`,
+      [look.userId, look.key, look.nowMs, look.staleBeforeMs],
+    );
+    return row ? holderOf(row) : null;
   }
 
   /**
@@ -65,15 +111,28 @@ export class IdempotencyKeysRepository {
     for (let round = 0; round < 2; round++) {
       const claimed = await this.db.query(CLAIM_SQL, [userId, key, claim, nowMs, staleBeforeMs, expiresAtMs]);
       if (claimed.length > 0) return { kind: 'claimed' };
-      const [held] = await this.db.query<{ fingerprint: string | null; response: string | null }>(
-        'SELECT fingerprint, response FROM idempotency_keys WHERE user_id = $1 AND key = $2',
+      const [held] = await this.db.query<HolderRow>(
+        `SELECT ${HOLDER_COLUMNS} FROM idempotency_keys WHERE user_id = $1 AND key = $2`,
         [userId, key],
       );
-      if (!held) continue;
-      if (held.response === null || held.fingerprint === null) return { kind: 'in-flight' };
-      return { kind: 'answered', fingerprint: held.fingerprint, response: held.response };
+      if (held) return holderOf(held);
     }
-    return { kind: 'in-flight' };
+    return { kind: 'in-flight', claim: null, freeRepeats: 0 };
+  }
+
+  /**
+   * Takes one of the free repeats of the row `claim` names, if fewer than `free` were taken: one
+   * statement, so of two repeats racing for the last one (on one instance or two) exactly one gets
+   * true. False when none is left, or the row is no longer that claim's (released, or taken over).
+   */
+  async takeFreeRepeat(ref: KeyRef & { readonly claim: string; readonly free: number }): Promise<boolean> {
+    const rows = await this.db.query(
+      `UPDATE idempotency_keys SET free_repeats = free_repeats + 1
+        WHERE user_id = $1 AND key = $2 AND claim = $3 AND free_repeats < $4
+       RETURNING 1 AS taken`,
+      [ref.userId, ref.key, ref.claim, ref.free],
+    );
+    return rows.length > 0;
   }
 
   /**

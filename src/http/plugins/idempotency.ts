@@ -1,13 +1,14 @@
-// The Idempotency-Key of a route that takes one: claimed before the limiter, answered once the body is valid.
+// The Idempotency-Key of a route that takes one: read before the limiter, claimed or answered once the body is valid.
 import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import { stringify } from 'safe-stable-stringify';
 import type { Clock } from '../../clock.ts';
 import type { Queryable } from '../../db/database.ts';
-import type { IdempotencyKeysRepository, KeyRef } from '../../db/repositories/idempotency-keys.ts';
+import type { IdempotencyKeysRepository, KeyHolder, KeyRef } from '../../db/repositories/idempotency-keys.ts';
 import { ApiError } from '../../errors.ts';
 import { IDEMPOTENCY_KEY_MAX_LENGTH, REQUEST_TIMEOUT_MS } from '../../limits.ts';
+import { type Repeat, settleLateRepeat } from './rate-limit.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -44,17 +45,43 @@ export interface IdempotencyPluginOptions {
 /** What the key of one request turned out to be; requests without the header have none. */
 type KeyState =
   | { readonly kind: 'invalid' }
-  | { readonly kind: 'in-flight' }
-  | { readonly kind: 'answered'; readonly fingerprint: string; readonly response: string }
+  /** Free when looked at: the request claims it once its checks have passed. */
+  | { readonly kind: 'free'; readonly ref: KeyRef }
+  | HeldKey
   | Claimed;
+
+/** A key another request of the caller holds or answered: this request is a repeat. */
+class HeldKey implements Repeat {
+  readonly kind = 'held';
+  readonly holder: KeyHolder;
+  private readonly keys: IdempotencyKeysRepository;
+  private readonly ref: KeyRef;
+
+  constructor(keys: IdempotencyKeysRepository, ref: KeyRef, holder: KeyHolder) {
+    this.keys = keys;
+    this.ref = ref;
+    this.holder = holder;
+  }
+
+  get freeTaken(): number {
+    return this.holder.freeRepeats;
+  }
+
+  /** One of the free repeats of the row this request found (not of a later claim of the key). */
+  takeFree(free: number): Promise<boolean> {
+    const { claim } = this.holder;
+    if (claim === null) return Promise.resolve(false);
+    return this.keys.takeFreeRepeat({ ...this.ref, claim, free });
+  }
+}
 
 /** A key this request holds: its answer goes into the transaction of its work. */
 interface Claimed {
   readonly kind: 'claimed';
   readonly ref: KeyRef;
   readonly claim: string;
-  /** The request body's fingerprint, once the body is valid. */
-  fingerprint: string | null;
+  /** The request body's fingerprint (the key is claimed once the body is valid). */
+  readonly fingerprint: string;
   /** Stores the answer with the fingerprint on `connection`; false when the claim is no longer this request's. */
   readonly store: (connection: Queryable, fingerprint: string, response: string) => Promise<boolean>;
 }
@@ -74,10 +101,13 @@ export function fingerprint(body: unknown): string {
     .digest('hex');
 }
 
-/** Whether a request holds a key another request of its caller holds or answered: the limiter spares it. */
-export function isRepeat(request: FastifyRequest): boolean {
+/**
+ * The request as a repeat, when its key was found held or answered by another request of its
+ * caller; null otherwise. The limiter asks it (its plan says how many repeats of a key are free).
+ */
+export function repeatOf(request: FastifyRequest): Repeat | null {
   const state = states.get(request);
-  return state !== undefined && (state.kind === 'in-flight' || state.kind === 'answered');
+  return state instanceof HeldKey ? state : null;
 }
 
 /**
@@ -91,7 +121,7 @@ export function storingAnswer<T>(
   answer: (outcome: T) => unknown,
 ): ((outcome: T, connection: Queryable) => Promise<void>) | undefined {
   const state = states.get(request);
-  if (state?.kind !== 'claimed' || state.fingerprint === null) return undefined;
+  if (state?.kind !== 'claimed') return undefined;
   const { store, fingerprint } = state;
   return async (outcome, connection) => {
     if (!(await store(connection, fingerprint, JSON.stringify(answer(outcome))))) throw inFlight();
@@ -102,17 +132,36 @@ function inFlight(): ApiError {
   return new ApiError('IDEMPOTENCY_KEY_IN_FLIGHT', { retryAfter: IN_FLIGHT_RETRY_AFTER });
 }
 
+/** A repeat's answer: 409 while its first request is in flight; the stored answer for the same body, 422 for another. */
+function answerHeld(
+  reply: FastifyReply,
+  holder: KeyHolder,
+  bodyPrint: string,
+  done: HookHandlerDoneFunction,
+): void {
+  if (holder.kind === 'in-flight') done(inFlight());
+  else if (bodyPrint !== holder.fingerprint) done(new ApiError('IDEMPOTENCY_KEY_REUSED'));
+  else
+    reply
+      .code(200)
+      .header(REPLAYED_HEADER, 'true')
+      .header('content-type', 'application/json; charset=utf-8')
+      .send(holder.response);
+}
+
 export const idempotencyPlugin = fp<IdempotencyPluginOptions>(
   async (app, options) => {
     const { keys, clock, ttlMs } = options;
 
     /**
-     * Before the limiter: a signed-in caller's valid key is claimed (one short statement of its
-     * own, committed before the work, so that every instance sees it), or found held or answered.
-     * A key that is not valid is only noted: the limiter charges the request, which then gets its
-     * 400 with the fields. A request without a session claims nothing (its 401 comes later).
+     * Before the limiter: a signed-in caller's valid key is read (one short SELECT): held or
+     * answered by another request, this request is a repeat, which the limiter may spare; else it
+     * is free, and claimed only once the limiter and the other checks let the request through, so
+     * that a refused request writes nothing. A key that is not valid is only noted: the limiter
+     * charges the request, which then gets its 400 with the fields. A request without a session
+     * reads nothing (its 401 comes later).
      */
-    const claimKey = (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    const lookAtKey = (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
       const sent = request.headers[KEY_FIELD];
       if (sent === undefined) return done();
       if (typeof sent !== 'string' || !KEY_PATTERN.test(sent)) {
@@ -122,37 +171,53 @@ export const idempotencyPlugin = fp<IdempotencyPluginOptions>(
       const user = request.user;
       if (!user) return done();
       const ref = { userId: user.id, key: sent };
+      const now = clock.now();
+      keys.find({ ...ref, nowMs: now, staleBeforeMs: now - REQUEST_TIMEOUT_MS }).then((holder) => {
+        states.set(request, holder === null ? { kind: 'free', ref } : new HeldKey(keys, ref, holder));
+        done();
+      }, done);
+    };
+
+    /**
+     * Claims a key that was free when looked at: one short statement of its own, committed before
+     * the work, so that every instance sees it. If a copy claimed it since, this request is a
+     * repeat after all: the limiter's layer settles what it spent (settleLateRepeat).
+     */
+    const claimFreeKey = async (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      ref: KeyRef,
+      bodyPrint: string,
+    ): Promise<KeyState> => {
       const claim = randomUUID();
       const now = clock.now();
-      keys
-        .claim({
+      const outcome = await keys.claim({
+        ...ref,
+        claim,
+        nowMs: now,
+        staleBeforeMs: now - REQUEST_TIMEOUT_MS,
+        expiresAtMs: now + ttlMs,
+      });
+      if (outcome.kind !== 'claimed') {
+        const held = new HeldKey(keys, ref, outcome);
+        await settleLateRepeat(request, reply, held);
+        return held;
+      }
+      const store = (connection: Queryable, fingerprint: string, response: string) =>
+        keys.storeAnswer(connection, {
           ...ref,
           claim,
-          nowMs: now,
-          staleBeforeMs: now - REQUEST_TIMEOUT_MS,
-          expiresAtMs: now + ttlMs,
-        })
-        .then((outcome) => {
-          if (outcome.kind !== 'claimed') states.set(request, outcome);
-          else {
-            const store = (connection: Queryable, fingerprint: string, response: string) =>
-              keys.storeAnswer(connection, {
-                ...ref,
-                claim,
-                fingerprint,
-                response,
-                expiresAtMs: clock.now() + ttlMs,
-              });
-            states.set(request, { kind: 'claimed', ref, claim, fingerprint: null, store });
-          }
-          done();
-        }, done);
+          fingerprint,
+          response,
+          expiresAtMs: clock.now() + ttlMs,
+        });
+      return { kind: 'claimed', ref, claim, fingerprint: bodyPrint, store };
     };
 
     /**
      * Once CSRF, access and the body's schema have passed: a key that is not valid is a 400; a
-     * repeat is answered here (409 while its first request is in flight; the stored answer for
-     * the same body, 422 for another); a claimed key notes the body's fingerprint for its answer.
+     * free key is claimed; a repeat is answered here (409 while its first request is in flight;
+     * the stored answer for the same body, 422 for another).
      */
     const answerRepeat = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
       const state = states.get(request);
@@ -160,19 +225,18 @@ export const idempotencyPlugin = fp<IdempotencyPluginOptions>(
       switch (state.kind) {
         case 'invalid':
           return done(new ApiError('IDEMPOTENCY_KEY_INVALID'));
-        case 'in-flight':
-          return done(inFlight());
-        case 'answered':
-          if (fingerprint(request.body) !== state.fingerprint)
-            return done(new ApiError('IDEMPOTENCY_KEY_REUSED'));
-          reply
-            .code(200)
-            .header(REPLAYED_HEADER, 'true')
-            .header('content-type', 'application/json; charset=utf-8')
-            .send(state.response);
+        case 'free': {
+          const bodyPrint = fingerprint(request.body);
+          claimFreeKey(request, reply, state.ref, bodyPrint).then((claimed) => {
+            states.set(request, claimed);
+            if (claimed instanceof HeldKey) answerHeld(reply, claimed.holder, bodyPrint, done);
+            else done();
+          }, done);
           return;
+        }
+        case 'held':
+          return answerHeld(reply, state.holder, fingerprint(request.body), done);
         case 'claimed':
-          state.fingerprint = fingerprint(request.body);
           return done();
       }
     };
@@ -206,7 +270,7 @@ export const idempotencyPlugin = fp<IdempotencyPluginOptions>(
 
     app.addHook('onRoute', (route) => {
       if (route.config?.idempotencyKey !== true) return;
-      route.onRequest = [...[route.onRequest ?? []].flat(), claimKey];
+      route.onRequest = [...[route.onRequest ?? []].flat(), lookAtKey];
       route.preHandler = [...[route.preHandler ?? []].flat(), answerRepeat];
       route.onSend = [...[route.onSend ?? []].flat(), settle];
     });

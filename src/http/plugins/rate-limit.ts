@@ -7,6 +7,7 @@ import { addressKey } from '../../rate-limit/client-ip.ts';
 import { type RateLimitEngine, resetSeconds, then, type Verdict } from '../../rate-limit/engine.ts';
 import {
   type Caller,
+  type ControlName,
   keyFor,
   planForRoute,
   planForUnmatched,
@@ -36,12 +37,37 @@ export interface RateLimitPluginOptions {
    */
   readonly trustedNetworks: readonly string[];
   /**
-   * Whether a request is a repeat (src/rate-limit/policy.ts, RoutePlan): on a plan with `repeats:
-   * 'free'` it is shown the budget and spends none of it. Asked in the route's onRequest hook, so
-   * what tells it must have run before (the Idempotency-Key's claim, registered first).
+   * The request as a repeat (src/rate-limit/policy.ts, RoutePlan `repeats`), or null when it is
+   * none: on a plan with `repeats`, a repeat with a free repeat left is shown the budget and spends
+   * none of it. Asked in the route's onRequest hook, so what tells it must have run before (the
+   * Idempotency-Key's look, registered first).
    */
-  readonly isRepeat?: (request: FastifyRequest) => boolean;
+  readonly repeatOf?: (request: FastifyRequest) => Repeat | null;
 }
+
+/**
+ * A request naming a key that another request of its caller holds or answered, as the limiter
+ * sees it: how many of the key's free repeats were taken when the key was read, and the way to
+ * take one more.
+ */
+export interface Repeat {
+  readonly freeTaken: number;
+  /** Takes one of the key's first `free` repeats, atomically across instances; false when none is left. */
+  takeFree(free: number): Promise<boolean>;
+}
+
+/** What a request the limiter charged on a plan with `repeats` spent: what giving it back needs. */
+interface Admission {
+  readonly engine: RateLimitEngine;
+  readonly name: ControlName;
+  readonly key: string;
+  readonly token: number;
+  /** The plan's free repeats per key. */
+  readonly free: number;
+}
+
+/** The units spent by requests of plans with `repeats`, for settleLateRepeat; no property on every request. */
+const admissions = new WeakMap<FastifyRequest, Admission>();
 
 /**
  * The caller of one request; the client address (Fastify's `request.ip`) is keyed only if a control
@@ -154,16 +180,44 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
           return null;
         case 'controls': {
           // Policy routes list one control each; a route with several would consume them in order.
-          const { control } = engine.controls[plan.controls[0]!];
+          const name = plan.controls[0]!;
+          const { control } = engine.controls[name];
+          const { repeats } = plan;
+          const repeatOf = options.repeatOf;
           // Asked only where the plan spares repeats.
-          const isRepeat = plan.repeats === 'free' ? options.isRepeat : undefined;
+          if (repeats === undefined || repeatOf === undefined)
+            return (request) => {
+              // No key: a per-address control and a caller in a trusted network; nothing applies.
+              const key = keyFor(control, request.caller);
+              return key === null ? null : engine.consume(name, key);
+            };
+          const { free } = repeats;
+          /** Spends a unit as any request does, noting it for a request found a repeat later. */
+          const charge = (request: FastifyRequest, key: string) =>
+            then(engine.consume(name, key), (verdict) => {
+              const { token } = verdict.decision;
+              if (!verdict.refused && token !== undefined)
+                admissions.set(request, { engine, name, key, token, free });
+              return verdict;
+            });
+          /**
+           * A repeat with a free one left: the limiter looks first (a store that is away answers
+           * 503 before anything is written), then the repeat takes its free one; if a copy took
+           * the last meanwhile, it is charged as a new request (and refused when none is left).
+           */
+          const spareOrCharge = async (request: FastifyRequest, key: string, repeat: Repeat) => {
+            const verdict = await engine.peek(name, key);
+            // Spared: its headers show the budget as it is, and it goes on even when the budget is spent.
+            if (await repeat.takeFree(free)) return { ...verdict, refused: false };
+            return charge(request, key);
+          };
           return (request) => {
-            // No key: a per-address control and a caller in a trusted network; nothing applies.
             const key = keyFor(control, request.caller);
             if (key === null) return null;
-            if (!isRepeat?.(request)) return engine.consume(control.name, key);
-            // A repeat's headers show the budget as it is, and it goes on even when the budget is spent.
-            return then(engine.peek(control.name, key), (verdict) => ({ ...verdict, refused: false }));
+            const repeat = repeatOf(request);
+            // A repeat past its free ones spends as a new request, and writes nothing if refused.
+            if (repeat === null || repeat.freeTaken >= free) return charge(request, key);
+            return spareOrCharge(request, key, repeat);
           };
         }
         case 'generic': {
@@ -206,6 +260,32 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
   },
   { name: 'rate-limit', dependencies: ['session'] },
 );
+
+/**
+ * For a request the limiter charged as new whose key was then found held (a copy claimed it
+ * between this request's look and its own claim): a repeat after all. If one of the key's free
+ * repeats is left it takes it, the unit goes back and the headers show the budget as it is;
+ * otherwise the unit stays spent, as it would have been for a repeat past its free ones. A
+ * failure leaves the unit spent (logged): the request is answered all the same.
+ */
+export async function settleLateRepeat(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  repeat: Repeat,
+): Promise<void> {
+  const admission = admissions.get(request);
+  // Nothing was spent: no control applied, or one in shadow mode let it through.
+  if (admission === undefined) return;
+  admissions.delete(request);
+  const { engine, name, key, token, free } = admission;
+  try {
+    if (repeat.freeTaken >= free || !(await repeat.takeFree(free))) return;
+    await engine.release(name, key, token);
+    writeRateLimitHeaders(reply, await engine.peek(name, key));
+  } catch (error) {
+    request.log.error({ err: error }, 'rate limit: the unit of a late repeat not given back');
+  }
+}
 
 /** A route's plan, from its method and pattern: the HEAD Fastify adds for a GET is the same resource. */
 function planOf(route: Pick<RouteOptions, 'method' | 'url'>): RoutePlan {

@@ -114,7 +114,7 @@ export async function taskRoutes(app: FastifyInstance, { services }: { services:
   app.patch<{ Body: { taskIds: number[]; assigneeId: number } }>('/api/employee/tasks/bulk', {
     config: {
       access: 'user',
-      // An Idempotency-Key makes a retry safe: applied and charged once (plugins/idempotency.ts).
+      // An Idempotency-Key makes a retry safe: applied once, its first repeats free (plugins/idempotency.ts).
       idempotencyKey: true,
       mapValidationError: (error) =>
         error.validation?.some((v) => v.instancePath === '/taskIds' && v.keyword === 'maxItems')

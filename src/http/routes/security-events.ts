@@ -23,8 +23,18 @@ const eventSchema = {
     address: { type: ['string', 'null'] },
     instance: { type: 'string' },
     actorId: { type: ['integer', 'null'] },
+    // A summary's only (docs/rules.md#events-about-one-account): repeats past the account's cap, counted.
+    count: { type: 'integer', minimum: 1 },
+    lastAt: { type: 'string', format: 'date-time' },
+    addresses: { type: 'array', items: { type: 'string' } },
+    moreAddresses: { type: 'boolean' },
   },
 } as const;
+
+const SUMMARY_ROWS =
+  'Past 100 events about one account in a ten-minute window, the repeats of a kind come as one summary ' +
+  'row: `count` events, the first at `at`, the last at `lastAt`, from `addresses` (the first five ' +
+  'distinct; `moreAddresses` when there were others). An event stored as its own row has none of these fields.';
 
 /** An owner's own events come 50 a page (docs/rules.md#accounts). */
 export const OWN_EVENTS_PAGE = 50;
@@ -49,6 +59,7 @@ export async function securityEventRoutes(
     schema: {
       tags: ['security events'],
       summary: 'Locks that started, admin resets and refused known devices, newest first (admins only)',
+      description: SUMMARY_ROWS,
       querystring: {
         type: 'object',
         additionalProperties: false,
@@ -78,6 +89,7 @@ export async function securityEventRoutes(
       summary:
         "Your own account's security events, newest first, 50 a page: sign-ins (from a new browser or a known one), " +
         'failed ones, locks, password changes, sessions ended, devices forgotten, passkeys, and what an admin changed',
+      description: SUMMARY_ROWS,
       querystring: {
         type: 'object',
         additionalProperties: false,
@@ -97,7 +109,9 @@ export async function securityEventRoutes(
       // What an admin did shows that an admin did it, not from where.
       const self = request.user!.id;
       const events = page.rows.map((event) =>
-        event.actorId !== null && event.actorId !== self ? { ...event, address: null } : event,
+        event.actorId === null || event.actorId === self
+          ? event
+          : { ...event, address: null, ...(event.addresses && { addresses: [], moreAddresses: false }) },
       );
       return { events, nextCursor: page.nextCursor };
     },

@@ -1,5 +1,10 @@
 // Security events, newest first, one keyset page at a time: every event for admins (docs/rules.md#known-devices), one's own account's for its owner (docs/rules.md#accounts).
 import type { FastifyInstance } from 'fastify';
+import {
+  EVENT_WINDOW_MS,
+  EVENTS_PER_WINDOW,
+  SUMMARY_ADDRESSES,
+} from '../../db/repositories/security-events.ts';
 import { normaliseEmail } from '../../email.ts';
 import { SECURITY_EVENT_TYPES } from '../../security-event.ts';
 import { keysetCursor } from '../cursor.ts';
@@ -32,9 +37,10 @@ const eventSchema = {
 } as const;
 
 const SUMMARY_ROWS =
-  'Past 100 events about one account in a ten-minute window, the repeats of a kind come as one summary ' +
-  'row: `count` events, the first at `at`, the last at `lastAt`, from `addresses` (the first five ' +
-  'distinct; `moreAddresses` when there were others). An event stored as its own row has none of these fields.';
+  `Past ${EVENTS_PER_WINDOW} events about one account in a ${EVENT_WINDOW_MS / 60_000}-minute window, the ` +
+  'repeats of a kind come as one summary row: `count` events, the first at `at`, the last at `lastAt`, ' +
+  `from \`addresses\` (the first ${SUMMARY_ADDRESSES} distinct; \`moreAddresses\` when there were others). ` +
+  'An event stored as its own row has none of these fields.';
 
 /** An owner's own events come 50 a page (docs/rules.md#accounts). */
 export const OWN_EVENTS_PAGE = 50;

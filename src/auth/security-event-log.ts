@@ -1,10 +1,11 @@
 // The security-event log: records without blocking (batched writes), reads newest first, purges by age.
 import type { Clock } from '../clock.ts';
-import type {
-  NewSecurityEvent,
-  SecurityEventPosition,
-  SecurityEventsRepository,
-  StoredSecurityEvent,
+import {
+  EVENT_WINDOWS_KEPT_MS,
+  type NewSecurityEvent,
+  type SecurityEventPosition,
+  type SecurityEventsRepository,
+  type StoredSecurityEvent,
 } from '../db/repositories/security-events.ts';
 import type { SecurityEvent, SecurityEventSink } from '../security-event.ts';
 
@@ -87,9 +88,12 @@ export class SecurityEventLog implements SecurityEventSink {
     return this.options.repository.newestFirstAbout(email, limit, before);
   }
 
-  /** Deletes the events older than the retention; answers how many went. */
-  purgeExpired(): Promise<number> {
-    return this.options.repository.deleteBefore(this.options.clock.now() - this.options.retentionMs);
+  /** Deletes the events older than the retention, and the cap's windows long over; answers how many events went. */
+  async purgeExpired(): Promise<number> {
+    const now = this.options.clock.now();
+    const events = await this.options.repository.deleteBefore(now - this.options.retentionMs);
+    await this.options.repository.deleteWindowsBefore(now - EVENT_WINDOWS_KEPT_MS);
+    return events;
   }
 
   private async drain(): Promise<void> {

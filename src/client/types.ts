@@ -149,6 +149,17 @@ export interface SecurityEvent {
   readonly instance: string;
   /** The admin who acted (admin resets). */
   readonly actorId: number | null;
+  /**
+   * A summary only (absent on an event stored as its own row): the repeats of this kind about one
+   * account past what a ten-minute window keeps, counted in one row, `at` being the first's.
+   */
+  readonly count?: number;
+  /** A summary only: the time of its latest event. */
+  readonly lastAt?: string;
+  /** A summary only: the first few distinct addresses its events came from. */
+  readonly addresses?: readonly string[];
+  /** A summary only: some of its events came from addresses beyond `addresses`. */
+  readonly moreAddresses?: boolean;
 }
 
 export interface SecurityEventQuery {

@@ -62,10 +62,28 @@ async function tryLock(connection: Queryable): Promise<boolean> {
 
 /** Runs a file of several statements (no parameters, so the simple protocol accepts them all). */
 async function exec(connection: Queryable, sql: string): Promise<void> {
-  for (const statement of sql
-    .split(/;\s*$/m)
-    .map((s) => s.trim())
-    .filter(Boolean)) {
-    await connection.query(statement);
-  }
+  for (const statement of statements(sql)) await connection.query(statement);
+}
+
+/**
+ * The statements of a migration: split where a line ends with `;`, except inside a `$$`-quoted
+ * body (a function's), whose own statements end lines too.
+ */
+export function statements(sql: string): string[] {
+  const found: string[] = [];
+  let current = '';
+  sql.split('$$').forEach((part, index) => {
+    if (index % 2 === 1) {
+      current += `$$${part}$$`;
+      return;
+    }
+    const pieces = part.split(/;\s*$/m);
+    current += pieces[0];
+    for (const piece of pieces.slice(1)) {
+      found.push(current);
+      current = piece;
+    }
+  });
+  found.push(current);
+  return found.map((s) => s.trim()).filter(Boolean);
 }

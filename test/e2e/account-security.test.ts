@@ -1,4 +1,4 @@
-// The Account page's security in Chromium: a new password signs the other browser out at once, a common one is refused with its reason, a session and a device are ended, the activity shows it.
+// The Account page's security in Chromium: a new password signs the other browser out at once, a common one is refused with its reason, a session and a device are ended, the activity shows it (and a flood of sign-ins as one row in words).
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
@@ -7,7 +7,7 @@ import { ApiClient, type ApiError, MemoryCookieJar } from '../../src/client/inde
 import { ensurePortalBuilt } from '../../web/build.ts';
 import { DEMO_PASSWORD } from '../helpers/app.ts';
 import { CHROMIUM, openBrowser, skipWithoutChromium, startPortal, submitLogin } from '../helpers/browser.ts';
-import { closeTestDatabases } from '../helpers/database.ts';
+import { closeTestDatabases, testDatabase } from '../helpers/database.ts';
 import { focused } from '../helpers/focus.ts';
 import { COMMON_PASSWORD, NEW_PASSWORD } from '../helpers/passwords.ts';
 
@@ -172,5 +172,24 @@ describe('the Account page: password, sessions, devices, activity', { skip: skip
     await page.getByRole('button', { name: 'Refresh activity' }).click();
     await page.locator('#account-activity tr[data-event-type="session-ended"]').first().waitFor();
     await page.locator('#account-activity tr[data-event-type="device-forgotten"]').first().waitFor();
+
+    // Someone signs in to the account again and again (written by SQL: fast): past the 100 events
+    // an account keeps in ten minutes, the repeats come as one row, in words.
+    const { db } = await testDatabase('embedded');
+    await db.query(
+      `INSERT INTO security_events (at, type, control, email, address, instance)
+       SELECT now(), 'signed-in', 'password', $1, '203.0.113.' || (1 + i % 2), 'test'
+         FROM generate_series(1, 130) AS i`,
+      [ALICE],
+    );
+    await page.getByRole('button', { name: 'Refresh activity' }).click();
+    const summary = page.locator('#account-activity tr[data-event-type="signed-in"]', {
+      hasText: /Signed in: \d+ more times from 2 addresses, the last at/,
+    });
+    await summary.waitFor();
+    assert.match(
+      await summary.locator('td[data-label="From address"]').innerText(),
+      /^203\.0\.113\.\d, 203\.0\.113\.\d$/,
+    );
   });
 });

@@ -1,4 +1,4 @@
-// The Admin page in a real browser (Chromium): an admin unlocks an account locked by failed logins; employees never see the page.
+// The Admin page in a real browser (Chromium): an admin unlocks an account locked by failed logins, reads a flood of sign-ins as one row; employees never see the page.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
@@ -6,7 +6,7 @@ import { ApiClient, type ApiError, MemoryCookieJar } from '../../src/client/inde
 import { ensurePortalBuilt } from '../../web/build.ts';
 import { DEMO_PASSWORD } from '../helpers/app.ts';
 import { CHROMIUM, openBrowser, skipWithoutChromium, startPortal, submitLogin } from '../helpers/browser.ts';
-import { closeTestDatabases } from '../helpers/database.ts';
+import { closeTestDatabases, testDatabase } from '../helpers/database.ts';
 
 const ADMIN = 'admin@example.com';
 const CAROL = 'carol@example.com';
@@ -60,6 +60,23 @@ describe('the Admin page', { skip: skipWithoutChromium() }, () => {
     await page.locator('#unlock-status', { hasText: `${CAROL} is unlocked` }).waitFor();
     await row.waitFor({ state: 'detached' });
     await page.locator('#security-events tr[data-event-type="admin-reset"]', { hasText: CAROL }).waitFor();
+
+    // Someone signs in to carol's account again and again (written by SQL: fast): past the 100
+    // events an account keeps in ten minutes, one row says how many more, and from where.
+    const { db } = await testDatabase('embedded');
+    await db.query(
+      `INSERT INTO security_events (at, type, control, email, address, instance)
+       SELECT now(), 'signed-in', 'password', $1, '203.0.113.' || (1 + i % 3), 'test'
+         FROM generate_series(1, 130) AS i`,
+      [CAROL],
+    );
+    await page.getByRole('button', { name: 'Refresh events' }).click();
+    await page
+      .locator('#security-events tr[data-event-type="signed-in"]', {
+        hasText:
+          /Signed in: \d+ more times from 3 addresses, the last at .*carol@example\.com \(from 203\.0\.113\.\d, 203\.0\.113\.\d, 203\.0\.113\.\d\)/,
+      })
+      .waitFor();
 
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `no sideways scrolling at 375 px (overflow ${overflow} px)`);

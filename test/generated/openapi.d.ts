@@ -6970,7 +6970,10 @@ export interface paths {
     };
   };
   "/api/admin/security-events": {
-    /** Locks that started, admin resets and refused known devices, newest first (admins only) */
+    /**
+     * Locks that started, admin resets and refused known devices, newest first (admins only)
+     * @description Past 100 events about one account in a 10-minute window, the repeats of a kind come as one summary row: `count` events, the first at `at`, the last at `lastAt`, from `addresses` (the first 5 distinct; `moreAddresses` when there were others). An event stored as its own row has none of these fields.
+     */
     get: {
       parameters: {
         query?: {
@@ -7008,6 +7011,11 @@ export interface paths {
                   address: string | null;
                   instance: string;
                   actorId: number | null;
+                  count?: number;
+                  /** Format: date-time */
+                  lastAt?: string;
+                  addresses?: string[];
+                  moreAddresses?: boolean;
                 })[];
               nextCursor: string | null;
             };
@@ -7174,7 +7182,10 @@ export interface paths {
     };
   };
   "/api/auth/security-events": {
-    /** Your own account's security events, newest first, 50 a page: sign-ins (from a new browser or a known one), failed ones, locks, password changes, sessions ended, devices forgotten, passkeys, and what an admin changed */
+    /**
+     * Your own account's security events, newest first, 50 a page: sign-ins (from a new browser or a known one), failed ones, locks, password changes, sessions ended, devices forgotten, passkeys, and what an admin changed
+     * @description Past 100 events about one account in a 10-minute window, the repeats of a kind come as one summary row: `count` events, the first at `at`, the last at `lastAt`, from `addresses` (the first 5 distinct; `moreAddresses` when there were others). An event stored as its own row has none of these fields.
+     */
     get: {
       parameters: {
         query?: {
@@ -7211,6 +7222,11 @@ export interface paths {
                   address: string | null;
                   instance: string;
                   actorId: number | null;
+                  count?: number;
+                  /** Format: date-time */
+                  lastAt?: string;
+                  addresses?: string[];
+                  moreAddresses?: boolean;
                 })[];
               nextCursor: string | null;
             };

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
 import { after, beforeEach, describe, it } from 'node:test';
 import { type Database, openDatabase } from '../../src/db/database.ts';
-import { migrate } from '../../src/db/migrate.ts';
+import { migrate, statements } from '../../src/db/migrate.ts';
 import { SessionsRepository } from '../../src/db/repositories/sessions.ts';
 import { TASK_STATUSES, TasksRepository } from '../../src/db/repositories/tasks.ts';
 import { UsersRepository } from '../../src/db/repositories/users.ts';
@@ -224,6 +224,29 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
     });
   });
 }
+
+describe('a migration split into statements', () => {
+  it('splits where a line ends with a semicolon, never inside a $$-quoted function body', () => {
+    const sql = [
+      'CREATE TABLE t (a int);',
+      'CREATE FUNCTION f() RETURNS trigger LANGUAGE plpgsql AS $$',
+      'BEGIN',
+      '  NEW.a := 1;',
+      '  RETURN NEW;',
+      'END',
+      '$$;',
+      'CREATE TRIGGER f BEFORE INSERT ON t FOR EACH ROW EXECUTE FUNCTION f() ;  ',
+      'INSERT INTO t VALUES (1); -- not the end: the line goes on',
+      'SELECT 1;',
+    ].join('\n');
+    assert.deepEqual(statements(sql), [
+      'CREATE TABLE t (a int)',
+      'CREATE FUNCTION f() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  NEW.a := 1;\n  RETURN NEW;\nEND\n$$',
+      'CREATE TRIGGER f BEFORE INSERT ON t FOR EACH ROW EXECUTE FUNCTION f()',
+      'INSERT INTO t VALUES (1); -- not the end: the line goes on\nSELECT 1',
+    ]);
+  });
+});
 
 /** Every migration file, in the order migrate() applies them. */
 async function migrationFiles(): Promise<string[]> {

@@ -67,5 +67,21 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
       assert.deepEqual(deletes, [2, 2, 0]);
       assert.equal(await repository.deleteBefore(CUTOFF_MS, 2), 0);
     });
+
+    it('purges the windows of the per-account cap in batches too, keeping the recent ones', async () => {
+      const { db } = await testDatabase(kind);
+      await db.query('DELETE FROM security_event_windows');
+      // Events about 5 accounts before the cutoff and one after: a window each.
+      await insertEvents(db, 5, -3_600_000);
+      await insertEvents(db, 1, 3_600_000);
+      const deletes: number[] = [];
+      const repository = new SecurityEventsRepository(countingDeletes(db, deletes));
+      assert.equal(await repository.deleteWindowsBefore(CUTOFF_MS, 2), 5);
+      assert.deepEqual(deletes, [2, 2, 1]);
+      const [left] = await db.query<{ count: number }>(
+        'SELECT count(*)::int AS count FROM security_event_windows',
+      );
+      assert.equal(left!.count, 1);
+    });
   });
 }

@@ -2,7 +2,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SecurityEvent } from '../../src/client/index.ts';
-import { controlLabel, failuresText, lockKey, subjectOf } from '../../web/src/admin-wording.ts';
+import {
+  addressesText,
+  controlLabel,
+  failuresText,
+  lockKey,
+  repeatsText,
+  subjectOf,
+} from '../../web/src/admin-wording.ts';
 import { viewFromHash, viewsFor } from '../../web/src/portal-view.ts';
 import { eventListReducer, NO_EVENTS } from '../../web/src/security-event-pages.ts';
 
@@ -116,5 +123,45 @@ describe('lock wording', () => {
     const a = lockKey({ control: 'login-account', email: 'a@x', failures: 10, retryAfter: 5 });
     const b = lockKey({ control: 'login-device', device: 'd1', failures: 10, retryAfter: 5 });
     assert.notEqual(a, b);
+  });
+});
+
+describe('a summary of repeats in words', () => {
+  const summary = (changes: Partial<SecurityEvent>): SecurityEvent => ({
+    ...event(1),
+    type: 'signed-in',
+    count: 240,
+    lastAt: '2026-01-01T12:09:58.000Z',
+    addresses: ['203.0.113.1', '203.0.113.2', '203.0.113.3'],
+    moreAddresses: false,
+    ...changes,
+  });
+  const last = new Date('2026-01-01T12:09:58.000Z').toLocaleTimeString();
+
+  it('says how many more times, from how many addresses, and when the last was', () => {
+    assert.equal(repeatsText(summary({})), `240 more times from 3 addresses, the last at ${last}`);
+    assert.equal(
+      repeatsText(summary({ count: 1, addresses: ['203.0.113.1'] })),
+      `1 more time from 1 address, the last at ${last}`,
+    );
+    assert.equal(
+      repeatsText(summary({ addresses: ['a', 'b', 'c', 'd', 'e'], moreAddresses: true })),
+      `240 more times from more than 5 addresses, the last at ${last}`,
+    );
+    assert.equal(repeatsText(summary({ addresses: [] })), `240 more times, the last at ${last}`);
+  });
+
+  it('lists the addresses kept, and says so when there were others', () => {
+    assert.equal(addressesText(summary({})), '203.0.113.1, 203.0.113.2, 203.0.113.3');
+    assert.equal(
+      addressesText(summary({ moreAddresses: true })),
+      '203.0.113.1, 203.0.113.2, 203.0.113.3 and others',
+    );
+    assert.equal(addressesText(summary({ addresses: [] })), null);
+  });
+
+  it('says nothing of an event stored as its own row', () => {
+    assert.equal(repeatsText(event(1)), null);
+    assert.equal(addressesText(event(1)), null);
   });
 });

@@ -1,5 +1,6 @@
 // "Recent activity": the security events about the signed-in account, newest first, older ones on request.
 import type { SecurityEvent } from '../../src/client/index.ts';
+import { addressesText } from './admin-wording.ts';
 import { EventCells } from './event-cells.tsx';
 import { whileBusy } from './focus-hand-off.ts';
 import type { SecurityEventsHandle } from './use-security-events.ts';
@@ -61,7 +62,7 @@ function ActivityTable({
               actor={(id) => (id === self ? null : 'by an admin')}
             />
             <td data-label="From address" class="subject">
-              {event.address ?? '—'}
+              {addressesText(event) ?? event.address ?? '—'}
             </td>
           </tr>
         ))}

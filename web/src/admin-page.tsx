@@ -1,7 +1,14 @@
 // The Admin page: the login locks in force, each account unlocked with one click, and recent security events.
 import { useCallback, useRef } from 'preact/hooks';
 import type { ApiClient, LoginLock, LoginPressure, SecurityEvent, User } from '../../src/client/index.ts';
-import { controlLabel, eventSubject, failuresText, lockKey, subjectOf } from './admin-wording.ts';
+import {
+  addressesText,
+  controlLabel,
+  eventSubject,
+  failuresText,
+  lockKey,
+  subjectOf,
+} from './admin-wording.ts';
 import { EventCells } from './event-cells.tsx';
 import { useFocusHandOff, useFocusOnShow, whileBusy } from './focus-hand-off.ts';
 import { useDocumentTitle } from './page-title.ts';
@@ -224,6 +231,7 @@ function EventTable({ events, busy }: { events: readonly SecurityEvent[]; busy: 
             <td data-label="Kind">{controlLabel(event.control)}</td>
             <td data-label="Account or address" class="subject">
               {eventSubject(event)}
+              {addressesText(event) !== null && <span class="hint"> (from {addressesText(event)})</span>}
             </td>
             <td data-label="Server">{event.instance}</td>
           </tr>

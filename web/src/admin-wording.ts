@@ -69,3 +69,28 @@ export const failuresText = (failures: number): string =>
 /** Who an event is about: the login path's pressure concerns every sign-in on the server that saw it. */
 export const eventSubject = (event: SecurityEvent): string =>
   event.control === 'login-gate' ? 'Every sign-in on this server' : subjectOf(event).text;
+
+/**
+ * A summary row in words (docs/rules.md#events-about-one-account): "140 more times from 3
+ * addresses, the last at 12:09:58"; null for an event stored as its own row.
+ */
+export function repeatsText(event: SecurityEvent): string | null {
+  if (event.count === undefined) return null;
+  const times = `${event.count} more time${event.count === 1 ? '' : 's'}`;
+  const seen = event.addresses?.length ?? 0;
+  const from =
+    seen === 0
+      ? ''
+      : event.moreAddresses
+        ? ` from more than ${seen} addresses`
+        : ` from ${seen} address${seen === 1 ? '' : 'es'}`;
+  const last = event.lastAt ? `, the last at ${new Date(event.lastAt).toLocaleTimeString()}` : '';
+  return `${times}${from}${last}`;
+}
+
+/** Where a summary's events came from: "203.0.113.1, 203.0.113.2 and others"; null when none is kept. */
+export function addressesText(event: SecurityEvent): string | null {
+  const addresses = event.addresses ?? [];
+  if (addresses.length === 0) return null;
+  return `${addresses.join(', ')}${event.moreAddresses ? ' and others' : ''}`;
+}

@@ -1,6 +1,6 @@
-// The two cells every security-event table starts with: when it happened, and what (and whether an admin did it).
+// The two cells every security-event table starts with: when it happened, and what (how many more times, whether an admin did it).
 import type { SecurityEvent } from '../../src/client/index.ts';
-import { EVENT_LABELS } from './admin-wording.ts';
+import { EVENT_LABELS, repeatsText } from './admin-wording.ts';
 
 interface Props {
   readonly event: SecurityEvent;
@@ -11,6 +11,7 @@ interface Props {
 }
 
 export function EventCells({ event, what, actor }: Props) {
+  const repeats = repeatsText(event);
   return (
     <>
       <td data-label="Time">
@@ -18,6 +19,7 @@ export function EventCells({ event, what, actor }: Props) {
       </td>
       <td data-label={what}>
         {EVENT_LABELS[event.type] ?? event.type}
+        {repeats !== null && `: ${repeats}`}
         {event.actorId !== null && actor(event.actorId) !== null && (
           <span class="hint"> ({actor(event.actorId)})</span>
         )}

@@ -1,4 +1,4 @@
-// Security events: batched inserts, newest-first keyset pages, and the purge of expired ones.
+// Security events: batched inserts (capped per account by the database), newest-first keyset pages, and the purge of expired ones.
 import type { SecurityEventType } from '../../security-event.ts';
 import type { Queryable } from '../database.ts';
 
@@ -13,9 +13,22 @@ export interface NewSecurityEvent {
   readonly actorId: number | null;
 }
 
+/**
+ * What the database keeps of one account's events (docs/rules.md#events-about-one-account): at most
+ * EVENTS_PER_WINDOW rows of their own per EVENT_WINDOW_MS window (of the clock: 12:00, 12:10, …),
+ * besides the first of each kind; the repeats past that fold into one summary row per kind,
+ * control and actor, which keeps the first SUMMARY_ADDRESSES distinct addresses. The trigger of
+ * migration 014 applies these numbers (a copy: test/http/security-event-cap.test.ts pins it).
+ */
+export const EVENTS_PER_WINDOW = 100;
+export const EVENT_WINDOW_MS = 10 * 60 * 1000;
+export const SUMMARY_ADDRESSES = 5;
+/** A window's count is purged a day after the window starts; an event written later still (held up by an outage) counts afresh. */
+export const EVENT_WINDOWS_KEPT_MS = 24 * 60 * 60 * 1000;
+
 export interface StoredSecurityEvent {
   id: number;
-  /** ISO-8601, UTC. */
+  /** ISO-8601, UTC; a summary's: its first event's. */
   at: string;
   type: SecurityEventType;
   control: string;
@@ -23,6 +36,14 @@ export interface StoredSecurityEvent {
   address: string | null;
   instance: string;
   actorId: number | null;
+  /** A summary only: how many events of this kind it stands for (1 or more). */
+  count?: number;
+  /** A summary only: the time of its latest event. */
+  lastAt?: string;
+  /** A summary only: the first few distinct addresses its events came from, in order. */
+  addresses?: readonly string[];
+  /** A summary only: some of its events came from addresses beyond `addresses`. */
+  moreAddresses?: boolean;
 }
 
 /** Where a newest-first page continues: strictly older than this event in (at, id) order. */
@@ -41,23 +62,39 @@ interface SecurityEventRow {
   address: string | null;
   instance: string;
   actor_id: number | null;
+  repeats: number | null;
+  last_at: Date | string | null;
+  addresses: string[] | null;
+  more_addresses: boolean | null;
 }
 
-const COLUMNS = 'id, at, type, control, email, address, instance, actor_id';
+const COLUMNS =
+  'id, at, type, control, email, address, instance, actor_id, repeats, last_at, addresses, more_addresses';
 
 /** Events one purge statement deletes at most: tens of milliseconds, far below the statement timeout. */
 export const PURGE_BATCH = 5000;
 
-const toEvent = (row: SecurityEventRow): StoredSecurityEvent => ({
-  id: Number(row.id),
-  at: new Date(row.at).toISOString(),
-  type: row.type,
-  control: row.control,
-  email: row.email,
-  address: row.address,
-  instance: row.instance,
-  actorId: row.actor_id,
-});
+const toEvent = (row: SecurityEventRow): StoredSecurityEvent => {
+  const event: StoredSecurityEvent = {
+    id: Number(row.id),
+    at: new Date(row.at).toISOString(),
+    type: row.type,
+    control: row.control,
+    email: row.email,
+    address: row.address,
+    instance: row.instance,
+    actorId: row.actor_id,
+  };
+  // The summary's fields only on a summary: consumers of the plain event see no change.
+  if (row.repeats === null) return event;
+  return {
+    ...event,
+    count: row.repeats,
+    lastAt: new Date(row.last_at ?? row.at).toISOString(),
+    addresses: row.addresses ?? [],
+    moreAddresses: row.more_addresses === true,
+  };
+};
 
 export class SecurityEventsRepository {
   private readonly db: Queryable;
@@ -66,14 +103,19 @@ export class SecurityEventsRepository {
     this.db = db;
   }
 
-  /** Stores a batch in one statement (one round trip, all or nothing). */
+  /**
+   * Stores a batch in one statement (one round trip, all or nothing); the database folds an
+   * account's repeats past its cap. The rows go in account order: each takes its account's window
+   * row, so two batches at once take them in the same order and never deadlock.
+   */
   async insert(events: readonly NewSecurityEvent[]): Promise<void> {
     if (events.length === 0) return;
     await this.db.query(
       `INSERT INTO security_events (at, type, control, email, address, instance, actor_id)
        SELECT to_timestamp(at / 1000.0), type, control, email, address, instance, actor_id
          FROM unnest($1::float8[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[])
-           AS t(at, type, control, email, address, instance, actor_id)`,
+           WITH ORDINALITY AS t(at, type, control, email, address, instance, actor_id, n)
+        ORDER BY email, n`,
       [
         events.map((e) => e.at),
         events.map((e) => e.type),
@@ -138,6 +180,28 @@ export class SecurityEventsRepository {
         `WITH gone AS (
            DELETE FROM security_events WHERE id IN (
              SELECT id FROM security_events WHERE at < to_timestamp($1 / 1000.0) ORDER BY at, id LIMIT $2
+           ) RETURNING 1)
+         SELECT count(*) AS count FROM gone`,
+        [cutoffMs, batch],
+      );
+      const deleted = Number(rows[0]?.count ?? 0);
+      total += deleted;
+      if (deleted < batch) return total;
+    }
+  }
+
+  /**
+   * Deletes the per-account windows of the cap that started before `cutoffMs`, in batches as
+   * deleteBefore does; answers how many went.
+   */
+  async deleteWindowsBefore(cutoffMs: number, batch = PURGE_BATCH): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const rows = await this.db.query<{ count: string | number }>(
+        `WITH gone AS (
+           DELETE FROM security_event_windows WHERE (email, window_start) IN (
+             SELECT email, window_start FROM security_event_windows
+              WHERE window_start < to_timestamp($1 / 1000.0) ORDER BY window_start LIMIT $2
            ) RETURNING 1)
          SELECT count(*) AS count FROM gone`,
         [cutoffMs, batch],

@@ -1,5 +1,10 @@
 // Security events, newest first, one keyset page at a time: every event for admins (docs/rules.md#known-devices), one's own account's for its owner (docs/rules.md#accounts).
 import type { FastifyInstance } from 'fastify';
+import {
+  EVENT_WINDOW_MS,
+  EVENTS_PER_WINDOW,
+  SUMMARY_ADDRESSES,
+} from '../../db/repositories/security-events.ts';
 import { normaliseEmail } from '../../email.ts';
 import { SECURITY_EVENT_TYPES } from '../../security-event.ts';
 import { keysetCursor } from '../cursor.ts';
@@ -23,8 +28,19 @@ const eventSchema = {
     address: { type: ['string', 'null'] },
     instance: { type: 'string' },
     actorId: { type: ['integer', 'null'] },
+    // A summary's only (docs/rules.md#events-about-one-account): repeats past the account's cap, counted.
+    count: { type: 'integer', minimum: 1 },
+    lastAt: { type: 'string', format: 'date-time' },
+    addresses: { type: 'array', items: { type: 'string' } },
+    moreAddresses: { type: 'boolean' },
   },
 } as const;
+
+const SUMMARY_ROWS =
+  `Past ${EVENTS_PER_WINDOW} events about one account in a ${EVENT_WINDOW_MS / 60_000}-minute window, the ` +
+  'repeats of a kind come as one summary row: `count` events, the first at `at`, the last at `lastAt`, ' +
+  `from \`addresses\` (the first ${SUMMARY_ADDRESSES} distinct; \`moreAddresses\` when there were others). ` +
+  'An event stored as its own row has none of these fields.';
 
 /** An owner's own events come 50 a page (docs/rules.md#accounts). */
 export const OWN_EVENTS_PAGE = 50;
@@ -49,6 +65,7 @@ export async function securityEventRoutes(
     schema: {
       tags: ['security events'],
       summary: 'Locks that started, admin resets and refused known devices, newest first (admins only)',
+      description: SUMMARY_ROWS,
       querystring: {
         type: 'object',
         additionalProperties: false,
@@ -78,6 +95,7 @@ export async function securityEventRoutes(
       summary:
         "Your own account's security events, newest first, 50 a page: sign-ins (from a new browser or a known one), " +
         'failed ones, locks, password changes, sessions ended, devices forgotten, passkeys, and what an admin changed',
+      description: SUMMARY_ROWS,
       querystring: {
         type: 'object',
         additionalProperties: false,
@@ -97,7 +115,9 @@ export async function securityEventRoutes(
       // What an admin did shows that an admin did it, not from where.
       const self = request.user!.id;
       const events = page.rows.map((event) =>
-        event.actorId !== null && event.actorId !== self ? { ...event, address: null } : event,
+        event.actorId === null || event.actorId === self
+          ? event
+          : { ...event, address: null, ...(event.addresses && { addresses: [], moreAddresses: false }) },
       );
       return { events, nextCursor: page.nextCursor };
     },

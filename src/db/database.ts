@@ -75,6 +75,8 @@ export interface DatabaseOptions {
   readonly pglite?: PGlite;
   /** Whether an empty dataDir starts from the build's template (default true). */
   readonly template?: boolean;
+  /** PostgreSQL only: how often the listening connection is asked whether it still answers (default 10 s). */
+  readonly listenProbeMs?: number;
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
@@ -82,6 +84,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     return openPostgres(
       options.databaseUrl,
       options.databaseStatementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
+      options.listenProbeMs ?? LISTEN_PROBE_MS,
     );
   if (options.pglite) return wrapPglite(options.pglite);
   await makeDataDir(options.dataDir);
@@ -197,7 +200,7 @@ const CLIENT_TIMEOUT_MARGIN_MS = 1000;
  * Every failure that means "away" is rethrown as DatabaseUnavailableError and, unless it is a
  * statement past its timeout on a connection that still works, moves `availability`.
  */
-function openPostgres(url: string, statementTimeoutMs: number): Database {
+function openPostgres(url: string, statementTimeoutMs: number, listenProbeMs: number): Database {
   const pool = new pg.Pool({
     connectionString: url,
     max: 10,
@@ -307,7 +310,7 @@ function openPostgres(url: string, statementTimeoutMs: number): Database {
     // On a connection of its own, so that its success says which connection answered.
     query: (sql, params) => withConnection((connection) => connection.query(sql, params)),
     withConnection,
-    listen: (channel, listener) => listenOn(url, statementTimeoutMs, channel, listener),
+    listen: (channel, listener) => listenOn(url, statementTimeoutMs, listenProbeMs, channel, listener),
     transaction: (work) => withConnection((connection) => inTransaction(connection, () => work(connection))),
     close: () => {
       closed = true;
@@ -323,12 +326,23 @@ const PROBE_INTERVAL_MS = 250;
 const LISTEN_RETRY_MS = 1000;
 
 /**
- * LISTEN on a connection of its own (a pooled one would be handed to queries), opened again
- * LISTEN_RETRY_MS after it breaks or fails to open, on an unref'd timer, until closed.
+ * How often the listening connection is asked to answer. It only ever receives, so a connection
+ * that died silently (a host gone, a route dropped: no reset ever arrives) would otherwise look
+ * alive for the operating system's keep-alive, two hours by default, while the announcements
+ * that end cached sessions go nowhere. A probe that fails or does not answer within the statement
+ * timeout ends it: the sessions cache stops trusting itself, and the connection is opened again.
+ */
+const LISTEN_PROBE_MS = 10_000;
+
+/**
+ * LISTEN on a connection of its own (a pooled one would be handed to queries), probed every
+ * `probeMs`, opened again LISTEN_RETRY_MS after it breaks, stops answering or fails to open, on
+ * unref'd timers, until closed.
  */
 async function listenOn(
   url: string,
   timeoutMs: number,
+  probeMs: number,
   channel: string,
   listener: ChannelListener,
 ): Promise<{ close(): Promise<void> }> {
@@ -336,6 +350,13 @@ async function listenOn(
   let client: pg.Client | null = null;
   let retry: NodeJS.Timeout | null = null;
   let closed = false;
+  /** The connection is done with: no longer ours, announced as not listening, opened again. */
+  const lost = (connection: pg.Client) => {
+    if (client !== connection) return;
+    client = null;
+    listener.state(false);
+    again();
+  };
   const again = () => {
     if (closed || retry) return;
     retry = setTimeout(() => {
@@ -349,18 +370,14 @@ async function listenOn(
       connectionString: url,
       keepAlive: true,
       connectionTimeoutMillis: timeoutMs,
+      query_timeout: timeoutMs,
     });
     connection.on('notification', (note) => {
       if (note.channel === channel) listener.message(note.payload ?? '');
     });
     // An error is followed by 'end'; without a listener it would crash the process.
     connection.on('error', () => {});
-    connection.on('end', () => {
-      if (client !== connection) return;
-      client = null;
-      listener.state(false);
-      again();
-    });
+    connection.on('end', () => lost(connection));
     try {
       await connection.connect();
       await connection.query(`LISTEN ${channel}`);
@@ -375,6 +392,18 @@ async function listenOn(
     }
     client = connection;
     listener.state(true);
+    const probe = () => {
+      if (client !== connection) return;
+      connection.query('SELECT 1').then(
+        () => setTimeout(probe, probeMs).unref(),
+        () => {
+          lost(connection);
+          // It may never answer again: its socket goes without waiting for a goodbye.
+          (connection as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+        },
+      );
+    };
+    setTimeout(probe, probeMs).unref();
   };
   listener.state(false);
   await open();

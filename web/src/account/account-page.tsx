@@ -2,10 +2,10 @@
 import { useCallback, useRef } from 'preact/hooks';
 import type { ApiClient, User } from '../../../src/client/index.ts';
 import { useFocusHandOff, useFocusOnShow } from '../shared/focus-hand-off.ts';
+import { LoadTroubleBanners } from '../shared/load-trouble-banners.tsx';
 import { useDocumentTitle } from '../shared/page-title.ts';
 import { useLoadTrouble } from '../shared/use-load-trouble.ts';
 import { useSecurityEvents } from '../shared/use-security-events.ts';
-import { duration } from '../shared/wording.ts';
 import { ActivityPanel } from './activity-panel.tsx';
 import { DevicesPanel, useDevices } from './devices-panel.tsx';
 import { PasskeysPanel } from './passkeys-panel.tsx';
@@ -37,27 +37,13 @@ export function AccountPage({ client, user, onSignedOut }: Props) {
     events.refresh();
   };
 
-  const { pause } = trouble;
   return (
     <section class="card" aria-labelledby="account-title" ref={section}>
       <h1 id="account-title" tabIndex={-1} ref={heading}>
         Account
       </h1>
       <p class="hint">Signed in as {user.email}.</p>
-      {pause && (
-        <div class="banner warning" role="alert">
-          <p>{pause.text}</p>
-          <p role="timer">The lists will load again in {duration(trouble.pauseLeft)}.</p>
-        </div>
-      )}
-      {trouble.error && (
-        <div class="banner error" role="alert">
-          <p>{trouble.error}</p>
-          <button type="button" onClick={reloadLists}>
-            Try again
-          </button>
-        </div>
-      )}
+      <LoadTroubleBanners trouble={trouble} what="The lists" onRetry={reloadLists} />
       <PasswordPanel client={client} user={user} onSignedOut={onSignedOut} onChanged={reloadLists} />
       <SessionsPanel client={client} sessions={sessions} />
       <DevicesPanel client={client} devices={devices} />

@@ -2,6 +2,7 @@
 import { useCallback, useRef } from 'preact/hooks';
 import type { ApiClient, LoginLock, LoginPressure, SecurityEvent, User } from '../../../src/client/index.ts';
 import { useFocusHandOff, useFocusOnShow, whileBusy } from '../shared/focus-hand-off.ts';
+import { LoadTroubleBanners } from '../shared/load-trouble-banners.tsx';
 import { useDocumentTitle } from '../shared/page-title.ts';
 import { VIEW_LABELS } from '../shared/portal-view.ts';
 import { useLoadTrouble } from '../shared/use-load-trouble.ts';
@@ -50,27 +51,13 @@ export function AdminPage({ client, user, onSignedOut }: Props) {
     pressure.reload();
   };
 
-  const { pause } = trouble;
   return (
     <section aria-labelledby="admin-title" ref={section}>
       <h1 id="admin-title" tabIndex={-1} ref={heading}>
         {VIEW_LABELS.admin}
       </h1>
       <p class="hint">Signed in as {user.email}.</p>
-      {pause && (
-        <div class="banner warning" role="alert">
-          <p>{pause.text}</p>
-          <p role="timer">The lists will load again in {duration(trouble.pauseLeft)}.</p>
-        </div>
-      )}
-      {trouble.error && (
-        <div class="banner error" role="alert">
-          <p>{trouble.error}</p>
-          <button type="button" onClick={refreshAll}>
-            Try again
-          </button>
-        </div>
-      )}
+      <LoadTroubleBanners trouble={trouble} what="The lists" onRetry={refreshAll} />
 
       <PressurePanel pressure={pressure.pressure} />
 

@@ -3,10 +3,10 @@ import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { ApiClient, Role, User } from '../../../src/client/index.ts';
 import { fieldErrorProps } from '../shared/field-error.ts';
 import { useFocusHandOff, useFocusOnShow } from '../shared/focus-hand-off.ts';
+import { LoadTroubleBanners } from '../shared/load-trouble-banners.tsx';
 import { useDocumentTitle } from '../shared/page-title.ts';
 import { VIEW_LABELS } from '../shared/portal-view.ts';
 import { useLoadTrouble } from '../shared/use-load-trouble.ts';
-import { duration } from '../shared/wording.ts';
 import { TEMPORARY_PASSWORD_HINT } from './people-wording.ts';
 import { PersonRows, RoleField } from './person-rows.tsx';
 import { type IssuedPassword, type PeopleHandle, usePeople } from './use-people.ts';
@@ -25,7 +25,6 @@ export function PeoplePage({ client, user, onSignedOut }: Props) {
   useDocumentTitle(VIEW_LABELS.people);
   const trouble = useLoadTrouble(onSignedOut);
   const people = usePeople(client, trouble, onSignedOut);
-  const { pause } = trouble;
 
   return (
     <section aria-labelledby="people-title" ref={section}>
@@ -33,20 +32,7 @@ export function PeoplePage({ client, user, onSignedOut }: Props) {
         {VIEW_LABELS.people}
       </h1>
       <p class="hint">Signed in as {user.email}.</p>
-      {pause && (
-        <div class="banner warning" role="alert">
-          <p>{pause.text}</p>
-          <p role="timer">The list will load again in {duration(trouble.pauseLeft)}.</p>
-        </div>
-      )}
-      {trouble.error && (
-        <div class="banner error" role="alert">
-          <p>{trouble.error}</p>
-          <button type="button" onClick={people.reload}>
-            Try again
-          </button>
-        </div>
-      )}
+      <LoadTroubleBanners trouble={trouble} what="The list" onRetry={people.reload} />
       {people.issued && <TemporaryPassword issued={people.issued} onDone={people.dismissIssued} />}
       <AddPerson people={people} />
       <section class="panel" aria-labelledby="accounts-title">

@@ -2,10 +2,11 @@
 import { useRef } from 'preact/hooks';
 import type { ApiClient, Task, User } from '../../../src/client/index.ts';
 import { useFocusHandOff, useFocusOnShow, whileBusy } from '../shared/focus-hand-off.ts';
+import { LoadTroubleBanners } from '../shared/load-trouble-banners.tsx';
 import { useDocumentTitle } from '../shared/page-title.ts';
 import { VIEW_LABELS } from '../shared/portal-view.ts';
 import { useLoadTrouble } from '../shared/use-load-trouble.ts';
-import { duration, resultsSentence } from '../shared/wording.ts';
+import { resultsSentence } from '../shared/wording.ts';
 import { BulkPanel } from './bulk-panel.tsx';
 import { MAX_SELECTED } from './selection.ts';
 import { SkipLinks } from './skip-links.tsx';
@@ -75,20 +76,7 @@ export function TasksPage({ client, user, onSignedOut }: Props) {
       </h1>
       <p class="hint">Signed in as {user.email}.</p>
       <SkipLinks links={SKIPS} />
-      {pause && (
-        <div class="banner warning" role="alert">
-          <p>{pause.text}</p>
-          <p role="timer">The tasks will load again in {duration(trouble.pauseLeft)}.</p>
-        </div>
-      )}
-      {trouble.error && (
-        <div class="banner error" role="alert">
-          <p>{trouble.error}</p>
-          <button type="button" onClick={pages.reload}>
-            Try again
-          </button>
-        </div>
-      )}
+      <LoadTroubleBanners trouble={trouble} what="The tasks" onRetry={pages.reload} />
       <TaskFilters
         employees={employees}
         clients={clients}

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Page, Route } from 'playwright-core';
 import { ensurePortalBuilt } from '../../web/build.ts';
-import { BULK_APPLIED_ONCE, BULK_FATE_UNKNOWN } from '../../web/src/wording.ts';
+import { BULK_APPLIED_ONCE, BULK_FATE_UNKNOWN } from '../../web/src/shared/wording.ts';
 import { DEMO_PASSWORD } from '../helpers/app.ts';
 import { CHROMIUM, openBrowser, skipWithoutChromium, startPortal, submitLogin } from '../helpers/browser.ts';
 import { closeTestDatabases, testDatabase } from '../helpers/database.ts';

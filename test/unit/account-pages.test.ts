@@ -9,11 +9,11 @@ import {
   endedSentence,
   PASSWORD_REFUSALS,
   passwordChangeProblem,
-} from '../../web/src/account-wording.ts';
+} from '../../web/src/account/account-wording.ts';
 import { watchPasswordChange } from '../../web/src/password-change-watch.ts';
-import { withPerson } from '../../web/src/people-list.ts';
-import { describePeopleError, personState } from '../../web/src/people-wording.ts';
-import { viewFromHash, viewsFor } from '../../web/src/portal-view.ts';
+import { withPerson } from '../../web/src/people/people-list.ts';
+import { describePeopleError, personState } from '../../web/src/people/people-wording.ts';
+import { viewFromHash, viewsFor } from '../../web/src/shared/portal-view.ts';
 
 const apiError = (status: number, code: string, body: Record<string, unknown> = {}) =>
   new ApiError({ status, code, message: `the server's words for ${code}`, body: { code, ...body } });

@@ -9,9 +9,9 @@ import {
   lockKey,
   repeatsText,
   subjectOf,
-} from '../../web/src/admin-wording.ts';
-import { viewFromHash, viewsFor } from '../../web/src/portal-view.ts';
-import { eventListReducer, NO_EVENTS } from '../../web/src/security-event-pages.ts';
+} from '../../web/src/admin/admin-wording.ts';
+import { viewFromHash, viewsFor } from '../../web/src/shared/portal-view.ts';
+import { eventListReducer, NO_EVENTS } from '../../web/src/shared/security-event-pages.ts';
 
 const admin = { role: 'admin' } as const;
 const employee = { role: 'employee' } as const;

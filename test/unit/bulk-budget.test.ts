@@ -1,4 +1,4 @@
-// The bulk budget as the page knows it (web/src/bulk-budget.ts): reported states and the pause they imply.
+// The bulk budget as the page knows it (web/src/tasks/bulk-budget.ts): reported states and the pause they imply.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ControlReport, RateLimitState } from '../../src/client/index.ts';
@@ -8,7 +8,7 @@ import {
   cooledDown,
   holdUntil,
   UNKNOWN_BUDGET,
-} from '../../web/src/bulk-budget.ts';
+} from '../../web/src/tasks/bulk-budget.ts';
 
 const NOW = 1_700_000_000_000;
 const state = (remaining: number, resetSeconds: number, receivedAt = NOW): RateLimitState => ({

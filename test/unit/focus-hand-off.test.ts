@@ -1,7 +1,7 @@
-// Where dropped focus goes (web/src/focus-hand-off.ts): the first usable successor a control names, else the page's heading.
+// Where dropped focus goes (web/src/shared/focus-hand-off.ts): the first usable successor a control names, else the page's heading.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { canTakeFocus, focusDropped, handOffTarget } from '../../web/src/focus-hand-off.ts';
+import { canTakeFocus, focusDropped, handOffTarget } from '../../web/src/shared/focus-hand-off.ts';
 
 /** Just enough of an element for the rules: attributes, whether it is in the document, enabled, rendered. */
 function element(

@@ -1,8 +1,8 @@
-// A failed load of the Tasks page (web/src/load-trouble.ts): signed out, paused by a rate limit, or an error.
+// A failed load of the Tasks page (web/src/shared/load-trouble.ts): signed out, paused by a rate limit, or an error.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiError } from '../../src/client/index.ts';
-import { NO_TROUBLE, sortLoadFailure, troubleReducer } from '../../web/src/load-trouble.ts';
+import { NO_TROUBLE, sortLoadFailure, troubleReducer } from '../../web/src/shared/load-trouble.ts';
 
 const NOW = 1_700_000_000_000;
 const rateLimit = (retryAfter: number | null) => ({

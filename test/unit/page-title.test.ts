@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { fieldErrorProps } from '../../web/src/field-error.ts';
-import { PORTAL_NAME, pageTitle } from '../../web/src/page-title.ts';
+import { fieldErrorProps } from '../../web/src/shared/field-error.ts';
+import { PORTAL_NAME, pageTitle } from '../../web/src/shared/page-title.ts';
 
 describe('pageTitle', () => {
   it('names the view before the portal', () => {

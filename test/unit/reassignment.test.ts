@@ -1,7 +1,8 @@
-// One bulk reassignment as the page shows it (web/src/reassignment.ts): busy, outcome, error, and refusals.
+// One bulk reassignment as the page shows it (web/src/tasks/reassignment.ts): busy, outcome, error, and refusals.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiError, type RateLimitState } from '../../src/client/index.ts';
+import { BULK_FATE_UNKNOWN } from '../../web/src/shared/wording.ts';
 import {
   fateUnknown,
   IDLE,
@@ -9,8 +10,7 @@ import {
   type Outcome,
   reassignReducer,
   sortBulkFailure,
-} from '../../web/src/reassignment.ts';
-import { BULK_FATE_UNKNOWN } from '../../web/src/wording.ts';
+} from '../../web/src/tasks/reassignment.ts';
 
 const NOW = 1_700_000_000_000;
 const exhausted: RateLimitState = {

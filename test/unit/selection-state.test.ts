@@ -1,8 +1,13 @@
-// The selection with its note (web/src/selection-state.ts): one task, the whole page, and the limit of 50.
+// The selection with its note (web/src/tasks/selection-state.ts): one task, the whole page, and the limit of 50.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { BULK_MAX_TASKS } from '../../src/client/index.ts';
-import { NO_SELECTION, type SelectionState, togglePage, toggleTask } from '../../web/src/selection-state.ts';
+import {
+  NO_SELECTION,
+  type SelectionState,
+  togglePage,
+  toggleTask,
+} from '../../web/src/tasks/selection-state.ts';
 
 const ids = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i);
 const holding = (selected: readonly number[]): SelectionState => ({

@@ -1,4 +1,4 @@
-// The task list's place (web/src/task-pages.ts): filters, cursors, Previous and Next, and the query they make.
+// The task list's place (web/src/tasks/task-pages.ts): filters, cursors, Previous and Next, and the query they make.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
@@ -8,7 +8,7 @@ import {
   pageNumber,
   pageQuery,
   pagesReducer,
-} from '../../web/src/task-pages.ts';
+} from '../../web/src/tasks/task-pages.ts';
 
 describe('task pages', () => {
   const filters = { limit: 25, status: 'open' } as const;

@@ -1,17 +1,17 @@
 // The portal's shell: finds out who is signed in, shows the Login page, the change-password view a temporary password leads to, or the page the URL names, and signs out.
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { type ApiClient, isApiError, type User } from '../../src/client/index.ts';
-import { AccountPage } from './account-page.tsx';
-import { AdminPage } from './admin-page.tsx';
-import { ChangePasswordPage } from './change-password-page.tsx';
-import { retryDeadline } from './deadline.ts';
-import { LoginPage } from './login-page.tsx';
-import { PORTAL_NAME, useDocumentTitle } from './page-title.ts';
-import { PeoplePage } from './people-page.tsx';
-import { VIEW_HASHES, VIEW_LABELS, viewFromHash, viewsFor } from './portal-view.ts';
-import { TasksPage } from './tasks-page.tsx';
-import { useCountdown } from './use-countdown.ts';
-import { describeError, duration } from './wording.ts';
+import { AccountPage } from './account/account-page.tsx';
+import { ChangePasswordPage } from './account/change-password-page.tsx';
+import { AdminPage } from './admin/admin-page.tsx';
+import { LoginPage } from './login/login-page.tsx';
+import { PeoplePage } from './people/people-page.tsx';
+import { retryDeadline } from './shared/deadline.ts';
+import { PORTAL_NAME, useDocumentTitle } from './shared/page-title.ts';
+import { VIEW_HASHES, VIEW_LABELS, viewFromHash, viewsFor } from './shared/portal-view.ts';
+import { useCountdown } from './shared/use-countdown.ts';
+import { describeError, duration } from './shared/wording.ts';
+import { TasksPage } from './tasks/tasks-page.tsx';
 
 type Session =
   | { readonly kind: 'checking' }

@@ -1,0 +1,224 @@
+// The People page (admins): every account, adding one (its temporary password shown once), and each account edited, disabled, enabled, reset, its passkeys removed.
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
+import type { ApiClient, Role, User } from '../../../src/client/index.ts';
+import { fieldErrorProps } from '../shared/field-error.ts';
+import { useFocusHandOff, useFocusOnShow } from '../shared/focus-hand-off.ts';
+import { LoadTroubleBanners } from '../shared/load-trouble-banners.tsx';
+import { useDocumentTitle } from '../shared/page-title.ts';
+import { VIEW_LABELS } from '../shared/portal-view.ts';
+import { useLoadTrouble } from '../shared/use-load-trouble.ts';
+import { TEMPORARY_PASSWORD_HINT } from './people-wording.ts';
+import { PersonRows, RoleField } from './person-rows.tsx';
+import { type IssuedPassword, type PeopleHandle, usePeople } from './use-people.ts';
+
+interface Props {
+  readonly client: ApiClient;
+  readonly user: User;
+  readonly onSignedOut: (notice: string) => void;
+}
+
+export function PeoplePage({ client, user, onSignedOut }: Props) {
+  const heading = useRef<HTMLHeadingElement>(null);
+  const section = useRef<HTMLElement>(null);
+  useFocusOnShow(heading);
+  useFocusHandOff(section, heading);
+  useDocumentTitle(VIEW_LABELS.people);
+  const trouble = useLoadTrouble(onSignedOut);
+  const people = usePeople(client, trouble, onSignedOut);
+
+  return (
+    <section aria-labelledby="people-title" ref={section}>
+      <h1 id="people-title" tabIndex={-1} ref={heading}>
+        {VIEW_LABELS.people}
+      </h1>
+      <p class="hint">Signed in as {user.email}.</p>
+      <LoadTroubleBanners trouble={trouble} what="The list" onRetry={people.reload} />
+      {people.issued && <TemporaryPassword issued={people.issued} onDone={people.dismissIssued} />}
+      <AddPerson people={people} />
+      <section class="panel" aria-labelledby="accounts-title">
+        <div class="panel-head">
+          <h2 id="accounts-title">Accounts</h2>
+        </div>
+        <p class="hint">
+          Disabling an account or resetting its password signs it out everywhere at once. Enabling it again
+          does not bring back what a reset removed.
+        </p>
+        {/* Where a button that goes with its row or its form hands focus. */}
+        <p role="status" class="status" id="people-outcome" tabIndex={-1}>
+          {people.outcome}
+        </p>
+        <div role="alert" id="people-problem">
+          {people.problem && people.problem.about !== 0 && <p class="error">{people.problem.text}</p>}
+        </div>
+        <PeopleTable client={client} me={user} people={people} onSignedOut={onSignedOut} />
+      </section>
+    </section>
+  );
+}
+
+function PeopleTable({
+  client,
+  me,
+  people,
+  onSignedOut,
+}: {
+  client: ApiClient;
+  me: User;
+  people: PeopleHandle;
+  onSignedOut: (notice: string) => void;
+}) {
+  if (people.list === null) return people.loading ? <p aria-busy="true">Loading accounts…</p> : null;
+  return (
+    <table class="data people" id="people" aria-labelledby="accounts-title" aria-busy={people.loading}>
+      <thead>
+        <tr>
+          <th scope="col">Name</th>
+          <th scope="col">Email</th>
+          <th scope="col">Role</th>
+          <th scope="col">State</th>
+          <th scope="col">Last sign-in</th>
+          <th scope="col">
+            <span class="visually-hidden">Actions</span>
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {people.list.map((person) => (
+          <PersonRows
+            key={person.id}
+            client={client}
+            person={person}
+            self={person.id === me.id}
+            people={people}
+            onSignedOut={onSignedOut}
+          />
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** Adding an account: email, name, role; the temporary password comes back in its own panel. */
+function AddPerson({ people }: { people: PeopleHandle }) {
+  const [email, setEmail] = useState('');
+  const [name, setName] = useState('');
+  const [role, setRole] = useState<Role>('employee');
+  const adding = people.acting === 0;
+  const problem = people.problem?.about === 0 ? people.problem : null;
+  const emailTaken = problem?.code === 'EMAIL_TAKEN';
+  const emailInput = useRef<HTMLInputElement>(null);
+  // An email already in use takes focus back to the field, read out with its refusal.
+  useLayoutEffect(() => {
+    if (emailTaken) emailInput.current?.focus();
+  }, [problem]);
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    if (people.acting !== null) return;
+    if (await people.add({ email: email.trim(), name: name.trim(), role })) {
+      setEmail('');
+      setName('');
+      setRole('employee');
+    }
+  };
+
+  return (
+    <section class="panel" aria-labelledby="add-person-title">
+      <h2 id="add-person-title">Add a person</h2>
+      <form onSubmit={submit} class="add-person">
+        <div class="field">
+          <label for="person-email">Email</label>
+          <input
+            id="person-email"
+            ref={emailInput}
+            type="email"
+            autocomplete="off"
+            required
+            {...fieldErrorProps(emailTaken, emailTaken && 'add-person-problem')}
+            value={email}
+            onInput={(event) => setEmail(event.currentTarget.value)}
+          />
+        </div>
+        <div class="field">
+          <label for="person-name">Name</label>
+          <input
+            id="person-name"
+            type="text"
+            autocomplete="off"
+            required
+            value={name}
+            onInput={(event) => setName(event.currentTarget.value)}
+          />
+        </div>
+        <RoleField id="person-role" role={role} onChange={setRole} />
+        <div role="alert" id="add-person-problem">
+          {problem && <p class="error">{problem.text}</p>}
+        </div>
+        <button type="submit" aria-disabled={adding ? 'true' : undefined}>
+          {adding ? 'Adding…' : 'Add person'}
+        </button>
+      </form>
+    </section>
+  );
+}
+
+/** The temporary password of the account just added or reset: shown once, with a copy button. */
+function TemporaryPassword({ issued, onDone }: { issued: IssuedPassword; onDone: () => void }) {
+  const heading = useRef<HTMLHeadingElement>(null);
+  const field = useRef<HTMLInputElement>(null);
+  const [copied, setCopied] = useState<string | null>(null);
+  const { person } = issued;
+  // It takes focus when it appears: it is what the admin came for, and it will not be shown again.
+  useLayoutEffect(() => {
+    heading.current?.focus();
+    setCopied(null);
+  }, [issued]);
+
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(issued.password);
+      setCopied('Copied to the clipboard.');
+    } catch {
+      // No clipboard (a page not served over HTTPS, or permission refused): the password is selected instead.
+      field.current?.select();
+      setCopied('The password is selected: copy it with Ctrl+C (⌘C on a Mac).');
+    }
+  };
+
+  return (
+    <section class="panel issued" aria-labelledby="temporary-password-title" id="temporary-password">
+      <h2 id="temporary-password-title" tabIndex={-1} ref={heading}>
+        Temporary password for {person.name}
+      </h2>
+      <p>
+        {issued.reason === 'added'
+          ? `${person.email} can sign in with this password.`
+          : `${person.email}’s old password no longer works; they sign in with this one.`}{' '}
+        {TEMPORARY_PASSWORD_HINT}
+      </p>
+      <div class="copy-field">
+        <label for="temporary-password-value" class="visually-hidden">
+          Temporary password for {person.email}
+        </label>
+        <input
+          id="temporary-password-value"
+          ref={field}
+          type="text"
+          readOnly
+          spellcheck={false}
+          autocomplete="off"
+          value={issued.password}
+        />
+        <button type="button" onClick={() => void copy()}>
+          Copy password
+        </button>
+      </div>
+      <p role="status" class="status">
+        {copied}
+      </p>
+      <button type="button" class="secondary" data-hand-off="people-outcome" onClick={onDone}>
+        Done: hide the password
+      </button>
+    </section>
+  );
+}

@@ -1,0 +1,34 @@
+// What the People page says: roles, an account's state, and why an admin's change was refused.
+import { type AdminUser, ApiError, type Role } from '../../../src/client/index.ts';
+import { describeError } from '../shared/wording.ts';
+
+/** A label for every role, and only for those: the type fails when the client's list changes. */
+export const ROLE_LABELS = { employee: 'Employee', admin: 'Admin' } as const satisfies Record<Role, string>;
+
+/** "Disabled", "Must choose a new password" or "Active": what the account can do now. */
+export function personState(person: Pick<AdminUser, 'disabled' | 'mustChangePassword'>): string {
+  if (person.disabled) return 'Disabled';
+  if (person.mustChangePassword) return 'Must choose a new password';
+  return 'Active';
+}
+
+/** Why a change on the People page was refused, in words an admin can act on. */
+export function describePeopleError(error: unknown): string {
+  if (error instanceof ApiError) {
+    switch (error.code) {
+      case 'LAST_ADMIN':
+        return 'That would leave no enabled admin, and nobody could manage the portal. Make someone else an admin first; you cannot disable or demote yourself.';
+      case 'EMAIL_TAKEN':
+        return 'An account with that email already exists. Find it in the list instead.';
+      case 'NOT_FOUND':
+        return 'That account or passkey is no longer there. The list is up to date now.';
+      case 'VALIDATION_ERROR':
+        return 'Check the fields: a valid email, a name, and a role.';
+    }
+  }
+  return describeError(error);
+}
+
+/** What an admin is told to do with a temporary password, shown once. */
+export const TEMPORARY_PASSWORD_HINT =
+  'It is shown only this once. Give it to them in person or another safe way: it works for 7 days, and they choose a password of their own when they first sign in.';

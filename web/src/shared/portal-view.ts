@@ -1,0 +1,33 @@
+// Which page a signed-in person sees: Tasks for everyone, People and Admin too for admins, Account from the top bar, chosen by the URL's hash.
+import type { User } from '../../../src/client/index.ts';
+
+export type View = 'tasks' | 'people' | 'admin' | 'account';
+
+export const VIEW_LABELS: Readonly<Record<View, string>> = {
+  tasks: 'Tasks',
+  people: 'People',
+  admin: 'Admin',
+  account: 'Account',
+};
+
+/** The hash that opens each view, so a reload or the Back button keeps the page. */
+export const VIEW_HASHES: Readonly<Record<View, string>> = {
+  tasks: '#tasks',
+  people: '#people',
+  admin: '#admin',
+  account: '#account',
+};
+
+/** The pages `user` may open, in navigation order: employees have only Tasks (and so no navigation). */
+export function viewsFor(user: Pick<User, 'role'>): readonly View[] {
+  return user.role === 'admin' ? ['tasks', 'people', 'admin'] : ['tasks'];
+}
+
+/**
+ * The view a hash asks for, when `user` may see it; Tasks otherwise (an employee sent to #admin).
+ * Everyone has an Account page, linked from the top bar beside their name rather than the navigation.
+ */
+export function viewFromHash(user: Pick<User, 'role'>, hash: string): View {
+  const asked = (Object.keys(VIEW_HASHES) as View[]).find((view) => VIEW_HASHES[view] === hash);
+  return asked && (asked === 'account' || viewsFor(user).includes(asked)) ? asked : 'tasks';
+}

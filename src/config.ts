@@ -183,9 +183,8 @@ export function loadConfig(env: Env = process.env): Config {
     sessionSecretGenerated: !secret,
     sessionTtlMs: read('SESSION_TTL', '12h', parseDuration, DURATION_FORM),
     deviceCookieTtlMs: read('DEVICE_COOKIE_TTL', '180d', parseDuration, DURATION_FORM),
-    // The embedded database belongs to one process, so every logout passes through this instance and
-    // evicts its cache entry at once: the cache may then last as long as it likes. With a shared
-    // PostgreSQL, a logout on another instance is only seen when the entry runs out.
+    // Every instance drops an account's cached sessions when a change of it is announced, and caches
+    // nothing while it cannot hear (docs/rules.md#authentication-and-csrf).
     sessionCacheMs: read(
       'SESSION_CACHE_TTL',
       env.DATABASE_URL ? '2s' : '5m',

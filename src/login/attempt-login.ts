@@ -59,35 +59,14 @@ type OnSlot =
     };
 
 /**
- * Signs in with a password, or says why not. The order carries the defence, and each step is
- * pinned by test/unit/attempt-login.test.ts:
- *
- * 1. A valid device cookie for the account the email names puts the attempt in the gate's known
- *    lane (docs/rules.md#known-devices); the account is looked up first only when such a cookie
- *    comes. Every other attempt is in the shared lane, by the work it proved
- *    (docs/rules.md#proved-work: one HMAC, one hash and, for a solution that proves the bits asked
- *    now, one claim in the store; never a failure, whatever was sent).
- * 2. The gate decides its shed before the account is looked up, so a shed cannot depend on whether
- *    the account exists. A shed attempt takes no place, runs no hash and reserves nothing: its
- *    `busy` comes once the gate's bound has passed (LoginGate.hold), with a challenge while the gate
- *    asks for work. A known device over its account's backlog is `refused` under the device's
- *    control, held the same way, before any budget is touched.
- * 3. Admitted, the attempt holds its ticket until its checks are done, and only that long: the
- *    slot is freed before the budgets are settled and the session is made, however the checks end.
- * 4. While it waits, it reserves its failure units (LoginFlow.attempt): the device's for a known
- *    device, else the address's and the account's. A refusal is `refused` with the control whose
- *    wait ends last; a refused attempt is not a failure (it gives back what it took).
- * 5. Shed at its deadline, it gives every reserved unit back: no failure, no lock, then `busy`.
- * 6. The password is checked on the slot, an unknown email against a dummy hash of the same cost;
- *    a disabled account is refused after the same check, as the same failure. A hash made at an
- *    older cost is redone on the same slot.
- * 7. The reservation is settled (a failure keeps its units and may start a lock; a success clears
- *    the account's and the device's counters and gives the address's unit back), then `invalid`,
- *    or the new hash is stored and `signed-in`.
- *
- * The addresses' and accounts' locks are also looked at before this runs, without spending
- * (LoginFlow.beforeBody and afterBody, from the login route's own hooks), so that a locked caller
- * is refused before CSRF and field validation.
+ * Signs in with a password, or says why not (docs/rules.md#the-login-gate). The order carries the
+ * defence, each step pinned by test/unit/attempt-login.test.ts: a valid device cookie for the
+ * account picks the known lane (the account is looked up first only then), else the proved work
+ * places it in the shared lane; the gate decides a shed before any look-up, so a shed cannot tell
+ * whether the account exists; admitted, the attempt reserves its failure units while it waits
+ * (LoginFlow.attempt) and gives them back if shed at its deadline; it holds its slot only for its
+ * checks and settles the reservation after freeing it. The locks were looked at before the body
+ * was validated (LoginFlow.beforeBody and afterBody, from the route's own hooks).
  */
 export async function attemptLogin(
   services: PasswordLoginServices,

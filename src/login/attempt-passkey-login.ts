@@ -32,24 +32,12 @@ export interface PasskeyLoginServices {
 }
 
 /**
- * Signs in with a passkey, or says why not (docs/rules.md#passkeys). It never enters the login
- * gate: a passkey costs one signature check, so it waits behind no password check and is never
- * `busy`. Its order, pinned by test/unit/attempt-login.test.ts:
- *
- * 1. The challenge the answer carries is taken first, whatever follows: it works once, even for an
- *    answer that then fails.
- * 2. The credential is looked up, and the address's failure unit reserved (LoginFlow.attempt):
- *    only the address's budget refuses a passkey (the passkey plan's `failuresAlsoCount`: a
- *    failure also counts against the account's password sign-ins, when the credential names an
- *    account and the challenge was still held). A refusal is `refused` before any verification,
- *    and counts nothing.
- * 3. The answer is verified: origin, RP ID, user verification, signature, then the counter, which
- *    is written only if the stored one is still the one checked. A signed answer whose counter
- *    went back (a cloned authenticator) is recorded as a security event. A disabled account is
- *    refused after the same check.
- * 4. The reservation is settled: every failure is the same `invalid`, counted like a wrong
- *    password's (a success leaves the account's counter alone). A check that could not run (the
- *    database away) gives the units back and throws.
+ * Signs in with a passkey, or says why not (docs/rules.md#passkeys); it never enters the login gate.
+ * Its order, pinned by test/unit/attempt-login.test.ts: the challenge is taken first (spent even by
+ * an answer that then fails); the credential is looked up and the address's unit reserved, so a
+ * refusal comes before any verification; the answer is verified, the counter last, written only if
+ * the stored one is still the one checked; then the reservation is settled (a check that could not
+ * run, the database away, gives the units back and throws).
  */
 export async function attemptPasskeyLogin(
   services: PasskeyLoginServices,

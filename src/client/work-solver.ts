@@ -46,7 +46,7 @@ export type WorkSolver = (asked: WorkAsked, signal?: AbortSignal) => Promise<Wor
  * Tries the nonces `from`, `from + 1`, … (base 36) for at most `count` hashes; the first that
  * proves `bits` zero bits, or null with the next number to try. The challenge's hash state is made
  * once and copied per nonce, and the nonce is written into one buffer: @noble/hashes' SHA-256 this
- * way runs about as fast as node:crypto called per hash (docs/architecture.md, "Proved work"),
+ * way runs about as fast as node:crypto called per hash (measured: BENCHMARKS.md),
  * where crypto.subtle.digest, a promise per hash, is an order of magnitude slower.
  */
 export function searchNonce(

@@ -23,7 +23,7 @@ export const sessionPlugin = fp<{ sessions: SessionService }>(
   async (app, { sessions }) => {
     // One property set per request, the resolved session; `user`, `sessionId`, `signedInAt` and
     // `sessionPublicId` read it. Fastify sets every decorated value on each new request through one
-    // megamorphic keyed store (measured: docs/architecture.md); getters live on the prototype and cost none.
+    // megamorphic keyed store (measured: BENCHMARKS.md); getters live on the prototype and cost none.
     const kSession = Symbol('session');
     type WithSession = FastifyRequest & { [kSession]: ResolvedSession | null };
     app.decorateRequest(kSession, null);

@@ -7,7 +7,7 @@ const INITIAL_CAPACITY = 256;
  * Fails a command that Redis has not answered within the store's timeout, as ioredis'
  * `commandTimeout` would, without its cost: ioredis arms a timer per command and, when the answer
  * comes, clears it and `delete`s the field that held it, which turns every command object into a
- * slow dictionary (measured in docs/architecture.md, "Hand-written where the library costs more").
+ * slow dictionary (measured: BENCHMARKS.md).
  *
  * Every command has the same timeout, so deadlines come in the order commands are sent. The
  * commands in flight wait in a ring, oldest first, and one timer waits for the oldest deadline.

@@ -22,7 +22,7 @@ import { StoreUnavailableError } from './store.ts';
  * are constants of the text, so a decision sends the key alone (and a test clock's time). Each
  * argument costs the client a length, five string joins and its share of the flattened command
  * (ioredis' Command.toWritable), so fewer arguments are fewer instructions a request (measured:
- * docs/architecture.md).
+ * BENCHMARKS.md).
  */
 /** Part of every key: a deployment whose code stores another layout must not read this one. */
 export const LAYOUT_VERSION = `v3.${BUCKETS}`;

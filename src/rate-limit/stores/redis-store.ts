@@ -66,7 +66,7 @@ const reconnectDelay = (attempt: number): number =>
  * Neither ioredis' `commandTimeout` nor its `enableAutoPipelining`: the store bounds every command
  * it sends with one shared timer (command-deadlines.ts) and sends the commands of one event-loop
  * turn in one write (write-batch.ts), each for fewer instructions per request than the library's
- * (docs/architecture.md, "Hand-written where the library costs more").
+ * (docs/architecture.md#hand-written-where-the-library-costs-more).
  */
 export function createRedisClient(redis: RedisSettings): RedisClient {
   // What the client sends on its own as it connects (CLIENT SETNAME, the INFO ready check) is

@@ -131,7 +131,7 @@ export interface RemoteHealth {
 /**
  * At most this many live single-use marks per scope, in every store (a passkey ceremony's
  * challenges; Redis's cap is the fleet's, the memory store's its instance's; the size of a mark is
- * in docs/architecture.md). Past it a new holder is refused, never another's mark dropped.
+ * in BENCHMARKS.md). Past it a new holder is refused, never another's mark dropped.
  */
 export const MARKS_MAX = 100_000;
 

@@ -9,7 +9,7 @@ import type { Cluster, Redis } from 'ioredis';
  *
  * Why not ioredis' `enableAutoPipelining`, which batches the same way: it builds a Pipeline, a
  * callback list and a second promise per command, which costs more per request than corking the
- * socket (measured in docs/architecture.md, "Hand-written where the library costs more"). Replies
+ * socket (measured: BENCHMARKS.md). Replies
  * and errors stay per command, as ioredis delivers them.
  */
 export class WriteBatch {

@@ -1,4 +1,4 @@
-// npm run bench: every target in its own pinned process, the same load, interleaved rounds, one table and its guard.
+// npm run bench: every target in its own pinned process, the same load, interleaved rounds, one guard.
 import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import {

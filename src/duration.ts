@@ -1,4 +1,4 @@
-// Durations written as `<integer><unit>` (`250ms`, `15m`, `90d`): the one parser of the config's times and budgets.
+// Durations as `<integer><unit>` (`250ms`, `15m`, `90d`): the one parser of the config's times and budgets.
 
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 

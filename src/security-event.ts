@@ -1,4 +1,4 @@
-// The security-event contract: what a lower layer reports (a lock, a reset, a refused device), nothing about storage.
+// The security-event contract: what a lower layer reports (a lock, a reset), nothing about storage.
 
 /** The kinds of security event, in the order the admin page explains them. */
 export const SECURITY_EVENT_TYPES = [

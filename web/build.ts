@@ -1,4 +1,4 @@
-// Builds the portal into web/dist with Vite; `--if-stale` builds only when dist is missing or older than its sources.
+// Builds the portal into web/dist with Vite; `--if-stale` builds only when dist is missing or stale.
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';

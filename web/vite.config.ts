@@ -1,4 +1,4 @@
-// The portal's build: Preact, hashed files under web/dist, and a dev server that forwards /api to the service.
+// The portal's build: Preact, hashed files under web/dist, a dev server forwarding /api.
 import { fileURLToPath } from 'node:url';
 import preact from '@preact/preset-vite';
 import { defineConfig } from 'vite';

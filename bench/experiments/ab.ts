@@ -1,4 +1,4 @@
-// npm run bench:ab: ours from two or more checkouts (or with other settings) under the bench load, interleaved rounds.
+// npm run bench:ab: ours from two or more checkouts (or settings) under the bench load, rounds interleaved.
 //
 //   git worktree add ../before HEAD~1 && cp -r dist ../before/ && ln -s "$PWD/node_modules" ../before/
 //   BENCH_AB='before=../before;after=.' npm run bench:ab

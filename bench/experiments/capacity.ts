@@ -1,4 +1,4 @@
-// What each control costs Redis: CPU per decision (INFO commandstats and INFO cpu) and memory per tracked key (MEMORY USAGE).
+// What each control costs Redis: CPU per decision (INFO commandstats, INFO cpu), memory per tracked key.
 // Run: node bench/experiments/capacity.ts
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';

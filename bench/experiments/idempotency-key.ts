@@ -1,4 +1,4 @@
-// What an Idempotency-Key costs a bulk reassignment: PATCH /api/employee/tasks/bulk without a key, with a new key each, and replayed.
+// What an Idempotency-Key costs a bulk reassignment: no key, a new key each, and replayed.
 //
 //   node bench/experiments/idempotency-key.ts
 //   BENCH_BASELINE=../before node bench/experiments/idempotency-key.ts   # and the unkeyed PATCH of another checkout

@@ -1,4 +1,4 @@
-// npm run bench:profile: one target (ours · memory by default) under the bench load with --cpu-prof; top frames.
+// npm run bench:profile: one target (ours · memory by default) under the bench load with --cpu-prof.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-// Redis memory of passkey challenges: a private redis-server, one sign-in challenge for each of N browsers, stored as the ceremonies store them; used_memory's growth per challenge, up to the cap.
+// Redis memory of passkey challenges: one per browser as the ceremonies store them, up to the cap.
 // Run: node bench/experiments/redis-memory.ts [challenges]   (default MARKS_MAX, the cap of one scope; budgets: capacity.ts)
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';

@@ -1,4 +1,4 @@
-// The proved-work solvers' speed (docs/rules.md#proved-work): the page's worker in Chromium, crypto.subtle there, the same search in Node, and node:crypto.
+// The proved-work solvers' speed (docs/rules.md#proved-work): the page's worker, Node, node:crypto.
 //
 // node bench/experiments/work-solver.ts — serves web/dist (build it first), runs the worker's search
 // on challenges of WORK_BITS bits (18) in headless Chromium (CHROMIUM: its executable, default

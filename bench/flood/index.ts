@@ -1,4 +1,4 @@
-// The flood bench's list: the companions beside the outside flood and the scenarios after it, one line each, and its settings.
+// The flood bench's list: the companions beside the outside flood and the scenarios after it, and settings.
 import { insiderScenario } from './insider.ts';
 import type { FloodCompanion, FloodScenario, FloodSettings, ScenarioResults } from './kit.ts';
 import { REPO } from './kit.ts';

@@ -1,4 +1,4 @@
-// The flood bench's insider scenario (docs/rules.md#the-login-gate): one account keeps many sign-ins to itself in flight from its own devices; a new device signs in meanwhile.
+// The insider scenario (docs/rules.md#the-login-gate): one account's many sign-ins beside a new device's.
 //
 // No outside flood: bob, an ordinary employee, keeps INSIDER_IN_FLIGHT sign-ins to his own account
 // in flight, each from a browser of his that signed in before (a known device; the right password,

@@ -1,4 +1,4 @@
-// The flood bench's kit: a browser over the product's typed client, how answers are counted, the server a scenario starts.
+// The flood bench's kit: a browser over the typed client, how answers are counted, a scenario's server.
 //
 // A leaf: the scenarios (listed in index.ts) build on it; it imports none of them.
 import { spawn } from 'node:child_process';

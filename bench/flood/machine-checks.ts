@@ -1,4 +1,4 @@
-// The machine's own rate of password checks, with the server's hash and cost, measured alone: what the flood's checks/s are judged against.
+// The machine's own rate of password checks, alone: what the flood's checks/s are judged against.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { hashPassword } from '../../src/auth/passwords.ts';

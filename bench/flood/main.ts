@@ -1,4 +1,4 @@
-// npm run bench:flood: the outside flood and the scenarios after it (index.ts), their figures and targets on the console.
+// npm run bench:flood: the outside flood and the scenarios after it (index.ts), figures and targets.
 //
 // Knobs: FLOOD_CONCURRENCY (256), FLOOD_DURATION (30s), FLOOD_SERVER_DIR (the checkout whose
 // src/server.ts runs; default this one), FLOOD_ENV (extra server variables, `A=1,B=2`),

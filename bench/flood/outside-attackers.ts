@@ -1,4 +1,4 @@
-// The outside flood's attackers (outside.ts), in a process of their own: attempts in flight, each from a new address for a new account.
+// The outside flood's attackers (outside.ts), in a process of their own: new addresses, new accounts.
 import { fileURLToPath } from 'node:url';
 import { address, Browser, cpuSeconds, outcome, type Percentiles, percentiles, tally } from './kit.ts';
 

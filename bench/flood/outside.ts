@@ -1,4 +1,4 @@
-// The outside flood: a credential-stuffing flood against the started server (docs/rules.md#the-login-gate), and what its owners get meanwhile.
+// The outside flood (docs/rules.md#the-login-gate): credential stuffing, and what the owners get meanwhile.
 //
 // The server runs as `npm start` runs it, with TRUST_PROXY=127.0.0.1 and a fresh embedded database.
 // FLOOD_CONCURRENCY attempts (256) stay in flight for FLOOD_DURATION (30s), each from a new

@@ -1,4 +1,4 @@
-// npm run bench:passkeys: passkey sign-ins without a flood (docs/rules.md#passkeys, the quiet targets) against `npm start`.
+// npm run bench:passkeys: passkey sign-ins without a flood (docs/rules.md#passkeys) against `npm start`.
 //
 // PASSKEY_SIGN_INS (default 10,000) sign-ins one after another, each from a fresh browser: the p95
 // of the sign-in request alone (on loopback with keep-alive, about the server's time) and of

@@ -1,4 +1,4 @@
-// The flood's passkey companion (docs/rules.md#passkeys): the owner signs in with her passkey from a new browser every second.
+// The flood's passkey companion (docs/rules.md#passkeys): the owner signs in from a new browser each second.
 // bench/passkey-quiet.ts measures the same sign-in without a flood.
 import { type CreationOptions, SoftAuthenticator } from '../lib/soft-authenticator.ts';
 import {

@@ -1,4 +1,4 @@
-// The proved-work scenario's attackers (proved-work.ts), in a process of their own: new addresses and accounts, solving every challenge or none.
+// The proved-work scenario's attackers (proved-work.ts), in a process of their own, solving all or none.
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { leadingZeroBits, type WorkSolver, workMessage } from '../../src/client/index.ts';

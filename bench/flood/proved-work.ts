@@ -1,4 +1,4 @@
-// The flood bench's proved-work scenario (docs/rules.md#proved-work): a person on a new browser solves what LOGIN_BUSY asks and gets in; then attackers that solve too.
+// The proved-work scenario (docs/rules.md#proved-work): a person solves what LOGIN_BUSY asks and gets in.
 //
 // Two floods of FLOOD_CONCURRENCY attempts in flight, each on a server of its own, each attempt from
 // a new address for a new account. In the first the attackers prove no work; in the second they

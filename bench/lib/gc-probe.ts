@@ -1,4 +1,4 @@
-// Preloaded into a target (node --import): SIGUSR2 opens, the next closes, a window of its garbage collection and allocation.
+// Preloaded into a target (node --import): SIGUSR2 opens and closes a window of its GC and allocation.
 //
 // Works for any checkout's targets (the breakdown phase preloads it into a baseline's too): it
 // needs nothing of the target but the signal. At the end of a window it appends one JSON line to

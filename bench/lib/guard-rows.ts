@@ -1,4 +1,4 @@
-// The targets the guard's phases measure one process at a time: the guard's rows, and a baseline checkout's ours for an A/B.
+// The targets the guard's phases measure one process at a time, and a baseline checkout's ours for an A/B.
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type BenchTarget, comparisonTargets, NEVER_REFUSES, oursEnv } from './catalogue.ts';

@@ -1,4 +1,4 @@
-// What a phase of npm run bench is: a module that measures and gives its data and its Markdown (bench/run.ts lists them).
+// What a phase of npm run bench is: a module that measures, gives its data and Markdown (bench/run.ts).
 import type { BenchRedis } from './redis.ts';
 
 /** What every phase is given. */

@@ -1,4 +1,4 @@
-// A software passkey authenticator: an ES256 key, attestation none, its answers as a browser's toJSON() writes them.
+// A software passkey authenticator: an ES256 key, attestation none, answers as a browser's toJSON() writes.
 import { createHash, generateKeyPairSync, type KeyObject, randomBytes, sign } from 'node:crypto';
 
 /** Authenticator data flags (WebAuthn §6.1): user present, user verified, attested credential data. */

@@ -1,4 +1,4 @@
-// The breakdown phase of npm run bench: per request, the system calls, garbage collection and allocation of each guard row.
+// The breakdown phase of npm run bench: system calls, GC and allocation per request of each guard row.
 //
 // Counts that do not depend on what else the machine does, where CPU time does: for each target,
 // one process, BENCH_BREAKDOWN_WARMUP requests so V8 has optimised the hot path, then

@@ -1,4 +1,4 @@
-// The instructions phase of npm run bench: user-space instructions per request of the guard's rows, counted by callgrind.
+// The instructions phase of npm run bench: user-space instructions per request of the guard's rows.
 //
 // CPU time per request on a shared machine moves by half between rounds of one run; the
 // instructions a server executes for a request do not. Valgrind's callgrind counts every

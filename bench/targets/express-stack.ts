@@ -1,4 +1,4 @@
-// Target: the Express 5 stack a team would assemble for this API (session, CSRF, helmet, rate limit, request logs), users signed in.
+// Target: the Express 5 stack a team would assemble for this API (session, CSRF, helmet, limit, logs).
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { csrfSync } from 'csrf-sync';

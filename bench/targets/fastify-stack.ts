@@ -1,4 +1,4 @@
-// Target: the Fastify stack a team would assemble for this API (session, CSRF, helmet, rate limit, request logs), users signed in.
+// Target: the Fastify stack a team would assemble for this API (session, CSRF, helmet, limit, logs).
 import cookie from '@fastify/cookie';
 import csrf from '@fastify/csrf-protection';
 import helmet from '@fastify/helmet';

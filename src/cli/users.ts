@@ -1,4 +1,4 @@
-// The account command line (docs/rules.md#running-it): add, disable, enable, set-password, list, passkeys, on the configured database.
+// The account command line (docs/rules.md#accounts): add, disable, enable, set-password, list, passkeys.
 // Run: npm run users -- <command>   (in the image: node src/cli/users.ts <command>)
 import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';

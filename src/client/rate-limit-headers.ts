@@ -1,4 +1,4 @@
-// Reads a response's rate-limit state: RateLimit/RateLimit-Policy (structured fields), the draft-06 triple, Retry-After.
+// Reads a response's rate-limit state: RateLimit/RateLimit-Policy, the draft-06 triple, Retry-After.
 import { type Item, parseList, Token } from 'structured-headers';
 
 /** What one response says about the control that applied to it. */

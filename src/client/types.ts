@@ -1,4 +1,4 @@
-// The API's data shapes as a client sees them (docs/rules.md#endpoints, #bulk-reassignment, #reading-the-budgets): plain JSON, no server imports
+// The API's data shapes as a client sees them (docs/rules.md#endpoints): plain JSON, no server imports.
 // (a lint rule enforces it; test/unit/client-contract.test.ts fails when these copies drift).
 
 export type Role = 'employee' | 'admin';

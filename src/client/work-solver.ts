@@ -1,4 +1,4 @@
-// The proved-work solver (docs/rules.md#proved-work): finds a nonce for a LOGIN_BUSY challenge, in a browser's worker or in Node alike.
+// The proved-work solver (docs/rules.md#proved-work): a nonce for a LOGIN_BUSY challenge, browser or Node.
 import { sha256 } from '@noble/hashes/sha2.js';
 
 /*

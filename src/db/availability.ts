@@ -1,4 +1,4 @@
-// Whether PostgreSQL can be reached: which driver errors mean "away" (not "wrong"), and when an outage starts and ends.
+// Whether PostgreSQL can be reached: which errors mean "away" (not "wrong"), when an outage starts and ends.
 
 /**
  * Thrown in place of a driver error that says the database is away (refused, reset, terminated,

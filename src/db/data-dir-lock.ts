@@ -1,4 +1,4 @@
-// One process at a time on an embedded data directory: PGlite itself lets a second one open it (and corrupt it).
+// One process at a time on an embedded data directory: PGlite itself lets a second open (and corrupt) it.
 import { mkdir, rm } from 'node:fs/promises';
 import { connect, createServer, type Server } from 'node:net';
 import path from 'node:path';

@@ -1,4 +1,4 @@
-// Build step: an initialised, migrated embedded data directory that a first start copies instead of running initdb.
+// Build step: a migrated embedded data directory that a first start copies instead of running initdb.
 // Run: node src/db/pglite-template.ts   (part of npm run build)
 import { existsSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';

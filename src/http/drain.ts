@@ -1,4 +1,4 @@
-// Drains an HTTP server on shutdown (docs/rules.md#faults): no new connections, every request answered, each connection closed cleanly.
+// Drains an HTTP server on shutdown (docs/rules.md#faults): each request answered, connections closed.
 import type { Server, ServerResponse } from 'node:http';
 import net, { type Socket } from 'node:net';
 

@@ -1,4 +1,4 @@
-// A sign-in route's own hooks: its address's lock before the body is read, its account's once the body names it, the 429 before a body error.
+// A sign-in route's own hooks: the address's lock before the body, the account's once the body names it.
 import type {
   FastifyError,
   FastifyReply,

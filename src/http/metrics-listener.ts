@@ -1,4 +1,4 @@
-// /metrics on a listener of its own (docs/rules.md#deployment): apart from the public port, bound where the operator says.
+// /metrics on a listener of its own (docs/rules.md#deployment), bound where the operator says.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ERRORS, type ErrorCode, errorBody } from '../errors.ts';

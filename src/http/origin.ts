@@ -1,4 +1,4 @@
-// The service's own origin as a browser sees it (docs/rules.md#authentication-and-csrf): PUBLIC_ORIGIN, else the request's scheme and host:port.
+// The service's own origin as a browser sees it (docs/rules.md#authentication-and-csrf).
 import type { FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 

@@ -1,4 +1,4 @@
-// The schemas of proved work at login (docs/rules.md#proved-work): the solution a login body may carry, and the challenge a LOGIN_BUSY carries.
+// The schemas of proved work at login (docs/rules.md#proved-work): a body's solution, LOGIN_BUSY's challenge.
 import { WORK_BITS_MAX, WORK_NONCE_MAX_LENGTH } from '../login/proved-work.ts';
 
 /** `work` in the login body: a challenge from an earlier LOGIN_BUSY and the nonce that solves it. */

@@ -1,4 +1,4 @@
-// /readyz's answer, asked of the dependencies at most once a second however many callers ask (docs/rules.md#deployment).
+// /readyz's answer, asked of the dependencies at most once a second (docs/rules.md#deployment).
 import type { Clock } from '../clock.ts';
 import type { Queryable } from '../db/database.ts';
 import type { ReadinessCheck } from '../rate-limit/stores/store.ts';

@@ -1,4 +1,4 @@
-// What the OpenAPI document says a route answers: worked out once from its rate-limit plan, its access and its schemas.
+// What the OpenAPI document says a route answers, from its rate-limit plan, its access and its schemas.
 import { STATUS_CODES } from 'node:http';
 import type { FastifySchema, RouteOptions } from 'fastify';
 import { PASSWORD_REFUSALS } from '../auth/password-rules.ts';

@@ -1,4 +1,4 @@
-// What every successful sign-in answers (password or passkey): a new session, a device cookie, the user and CSRF token.
+// What every successful sign-in answers: a new session, a device cookie, the user and CSRF token.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DEVICE_COOKIE, DEVICE_COOKIE_PATH } from '../auth/devices.ts';
 import { writeSignIn } from '../db/repositories/sign-ins.ts';

@@ -1,4 +1,4 @@
-// JSON schemas of the WebAuthn JSON forms (WebAuthn Level 3) the passkey routes take and answer (docs/rules.md#passkeys).
+// JSON schemas of the WebAuthn JSON forms the passkey routes take and answer (docs/rules.md#passkeys).
 import { PASSKEY_NAME_MAX } from '../limits.ts';
 
 /** base64url without padding, as a browser's toJSON() writes every binary field. */

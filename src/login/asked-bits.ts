@@ -1,4 +1,4 @@
-// The bits a proved-work challenge asks for (docs/rules.md#proved-work): none without pressure, under pressure one more than the least work granted lately.
+// The bits a proved-work challenge asks for (docs/rules.md#proved-work), from the pressure and recent work.
 import { WORK_BITS_MAX } from './proved-work.ts';
 
 /** How long the work of admitted attempts counts as "lately" for the bits asked, and pressure lasts after a shed. */

@@ -1,4 +1,4 @@
-// A password sign-in from what the request brought to its outcome: the device, proved work, the gate, the failure budgets, the check.
+// A password sign-in from what the request brought to its outcome (docs/rules.md#the-login-gate).
 import { DeviceCookies } from '../auth/devices.ts';
 import type { PasswordChecker } from '../auth/passwords.ts';
 import type { Clock } from '../clock.ts';

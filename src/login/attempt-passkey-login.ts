@@ -1,4 +1,4 @@
-// A passkey sign-in from the signed answer to its outcome: the challenge taken, the failure budgets, the signature and counter checked.
+// A passkey sign-in from the signed answer to its outcome (docs/rules.md#passkeys).
 import type { AuthenticationResponseJSON, PasskeyCeremonies, RelyingParty } from '../auth/passkeys.ts';
 import type { Clock } from '../clock.ts';
 import type { PasskeysRepository, StoredCredential } from '../db/repositories/passkeys.ts';

@@ -1,4 +1,4 @@
-// The password checks run below the event loop's priority: a check may wait for a request, a request never waits for a check.
+// Password checks below the event loop's priority: a check may wait for a request, never the reverse.
 import { readdirSync, readFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 

@@ -1,4 +1,4 @@
-// The login gate's known-device lane (docs/rules.md#the-login-gate): each account's attempts oldest first, the accounts in turn, one check per account at a time.
+// The gate's known-device lane (docs/rules.md#the-login-gate): accounts in turn, one check each at a time.
 
 /**
  * Waiting known-device attempts by account. Accounts take turns: the first account in line gives its

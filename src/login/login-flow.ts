@@ -1,4 +1,4 @@
-// The login-failure limiter, whole: the early looks, the reservation before the password check, the settlement after it.
+// The login-failure limiter, whole: the early looks, the reservation before the check, the settlement.
 import { normaliseEmail } from '../email.ts';
 import { type RateLimitEngine, then, type Verdict } from '../rate-limit/engine.ts';
 import { type Caller, type ControlName, callerWith, keyFor } from '../rate-limit/policy.ts';

@@ -1,4 +1,4 @@
-// The gate in front of every password check at login (docs/rules.md#the-login-gate): a few checks at once, known devices first, shed instead of queueing.
+// The gate in front of every password check at login (docs/rules.md#the-login-gate).
 import type { Clock } from '../clock.ts';
 import { AskedBits } from './asked-bits.ts';
 import { KnownLane } from './known-lane.ts';

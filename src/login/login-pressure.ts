@@ -1,4 +1,4 @@
-// Whether the login path is under pressure (docs/rules.md#the-login-gate): an episode starts at the first shed attempt and ends after a quiet minute.
+// Whether the login path is under pressure (docs/rules.md#the-login-gate): episodes of shedding.
 import type { Clock } from '../clock.ts';
 import type { SecurityEventSink } from '../security-event.ts';
 

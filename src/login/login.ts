@@ -1,4 +1,4 @@
-// The login defence, built once by app.ts: the gate and its pressure, proved work, both sign-ins' failure flows; what the login routes and metrics get.
+// The login defence, built once by app.ts: what the login routes and the metrics get.
 import type { Clock } from '../clock.ts';
 import type { RateLimitEngine } from '../rate-limit/engine.ts';
 import { LOGIN_PLANS, PASSWORD_CHANGE_FAILURES } from '../rate-limit/policy.ts';

@@ -1,4 +1,4 @@
-// What a sign-in comes to, for the routes to answer: signed in, refused by a failure budget, busy (shed by the gate), or invalid.
+// What a sign-in comes to, for the routes to answer: signed in, refused, busy, or invalid.
 import type { User } from '../db/repositories/users.ts';
 import type { Verdict } from '../rate-limit/engine.ts';
 

@@ -1,4 +1,4 @@
-// The admin's view of the login path under a flood (docs/rules.md#the-login-gate): whether this instance sheds attempts, and its gate's queues.
+// The admin's view of the login path under a flood (docs/rules.md#the-login-gate).
 import type { LoginGate } from './login-gate.ts';
 import type { LoginPressure } from './login-pressure.ts';
 

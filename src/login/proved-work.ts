@@ -1,4 +1,4 @@
-// Proved work at login (docs/rules.md#proved-work), the facts the server, the typed client and the page share: the message hashed and how work is counted.
+// Proved work at login (docs/rules.md#proved-work): what the server, the client and the page share.
 
 /** A solution's nonce is at most this many characters (a longer one is a 400). */
 export const WORK_NONCE_MAX_LENGTH = 32;

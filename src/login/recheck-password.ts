@@ -1,4 +1,4 @@
-// A signed-in person's current password, checked again before it is changed (docs/rules.md#accounts): the failure budgets, the gate, the check.
+// One's current password checked again before it is changed (docs/rules.md#accounts).
 import type { PasswordChecker } from '../auth/passwords.ts';
 import type { Clock } from '../clock.ts';
 import { passwordUsable, type UsersRepository } from '../db/repositories/users.ts';

@@ -1,4 +1,4 @@
-// Proved-work challenges (docs/rules.md#proved-work): self-verifying, bound to an email, valid 2 minutes, usable once across the fleet.
+// Proved-work challenges (docs/rules.md#proved-work): self-verifying, bound to an email, used once.
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { tokensEqual } from '../auth/tokens.ts';
 import type { Clock } from '../clock.ts';

@@ -1,4 +1,4 @@
-// The shared lane's line, ordered by proved work (docs/rules.md#proved-work): most bits first, then arrival; the least work is shed first.
+// The shared lane's line by proved work (docs/rules.md#proved-work): most bits first, then arrival.
 import { WORK_BITS_MAX } from './proved-work.ts';
 
 /** What the line needs of an attempt: its proved bits, when it came, and whether it still waits. */

@@ -1,4 +1,4 @@
-// RATE_LIMIT_TRUSTED_NETWORKS: the networks (an office behind one NAT address) that the per-address controls leave alone.
+// RATE_LIMIT_TRUSTED_NETWORKS: networks the per-address controls leave alone (docs/rules.md#deployment).
 import { BlockList, isIP } from 'node:net';
 
 /**

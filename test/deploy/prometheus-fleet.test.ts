@@ -1,4 +1,4 @@
-// A real Prometheus on the shipped scrape config and rules: it sees two instances on Redis up, and stopping Redis turns the degraded-store alert pending or firing.
+// A real Prometheus on the shipped config and rules: Redis stopped turns the degraded-store alert on.
 /*
  * Real time, real processes: Debian's prometheus, two `src/server.ts` processes on one PostgreSQL
  * schema and a redis-server of this test's own. The shipped prometheus.yml is used with its

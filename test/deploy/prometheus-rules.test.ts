@@ -1,4 +1,4 @@
-// deploy/prometheus/ as shipped: promtool checks the scrape config and the rules and runs their unit tests; the rules read series the service serves; the targets are compose.yaml's instances.
+// deploy/prometheus/ as shipped: promtool's checks and rule tests; series served, compose's targets.
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, describe, it } from 'node:test';

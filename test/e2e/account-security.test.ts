@@ -1,4 +1,4 @@
-// The Account page's security in Chromium: a new password signs the other browser out at once, a common one is refused with its reason, a session and a device are ended, the activity shows it (and a flood of sign-ins as one row in words).
+// The Account page's security in Chromium: a new password, a refused one, ended sessions, the activity.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';

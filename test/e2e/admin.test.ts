@@ -1,4 +1,4 @@
-// The Admin page in a real browser (Chromium): an admin unlocks an account locked by failed logins, reads a flood of sign-ins as one row; employees never see the page.
+// The Admin page in Chromium: an admin unlocks an account, reads a flood as one row; employees never see it.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';

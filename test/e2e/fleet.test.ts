@@ -1,4 +1,4 @@
-// The portal in Chromium through the shipped nginx (deploy/nginx.conf) on a port other than 80, two instances behind it.
+// The portal in Chromium through the shipped nginx on a port other than 80, two instances behind it.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';

@@ -1,4 +1,4 @@
-// The portal from the keyboard alone, in Chromium: each view's title, form errors tied to their fields, and where focus lands after each action.
+// The portal from the keyboard alone, in Chromium: titles, errors tied to fields, where focus lands.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';

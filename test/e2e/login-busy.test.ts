@@ -1,4 +1,4 @@
-// The sign-in form on a busy server (docs/rules.md#the-login-gate), in Chromium: the wait counts down, then the form signs in by itself.
+// The sign-in form on a busy server (docs/rules.md#the-login-gate), in Chromium: a countdown, then in.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';

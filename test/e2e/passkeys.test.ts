@@ -1,4 +1,4 @@
-// docs/rules.md#passkeys in Chromium with a virtual authenticator: add a passkey on the Account page, sign out, sign in with it; a synced copy signs in a new browser.
+// docs/rules.md#passkeys in Chromium with a virtual authenticator: add a passkey, sign in with it.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';

@@ -1,4 +1,4 @@
-// The People page in Chromium: an admin adds a colleague, who signs in with the temporary password and must choose a new one; edit, disable, enable and reset act at once.
+// The People page in Chromium: add a colleague with a temporary password; edit, disable, enable, reset.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';

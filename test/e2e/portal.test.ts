@@ -1,4 +1,4 @@
-// The portal in a real browser (Debian's Chromium via playwright-core): sign in, reassign, and the limits as people see them.
+// The portal in a real browser (Debian's Chromium via playwright-core): sign in, reassign, the limits.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';

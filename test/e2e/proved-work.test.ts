@@ -1,4 +1,4 @@
-// The sign-in form under a flood with proved work (docs/rules.md#proved-work), in Chromium: the page solves the challenge in a worker, says so, and gets in.
+// The sign-in form under a flood (docs/rules.md#proved-work), in Chromium: the page solves and gets in.
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';

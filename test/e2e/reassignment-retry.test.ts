@@ -1,4 +1,4 @@
-// The portal sends a reassignment whose answer is lost again under the same Idempotency-Key, and says it was applied once.
+// A reassignment whose answer is lost is sent again under its Idempotency-Key, and said applied once.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';

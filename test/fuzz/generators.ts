@@ -1,4 +1,4 @@
-// Seeded hostile requests over every route: odd numbers, NULs, deep JSON, bad encodings, huge headers, broken cookies.
+// Seeded hostile requests over every route: odd numbers, NULs, deep JSON, bad encodings, huge headers.
 
 /** mulberry32: a tiny seeded generator, so that a seed names one run exactly. */
 export class Random {

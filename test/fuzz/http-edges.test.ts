@@ -1,4 +1,4 @@
-// docs/rules.md#the-edges-of-http under seeded hostile traffic on a real port: no 5xx, our {code} shape and nosniff everywhere, no resets, no half-applied bulk.
+// docs/rules.md#the-edges-of-http under seeded hostile traffic on a real port.
 //
 // FUZZ_SEED picks the run (printed, so a failure can be replayed), FUZZ_RUNS its length:
 //   FUZZ_RUNS=50000 FUZZ_SEED=123 node --test test/fuzz/http-edges.test.ts

@@ -1,4 +1,4 @@
-// Sending fuzz requests over real sockets: a keep-alive node:http agent, and raw sockets for bytes it will not write.
+// Fuzz requests over real sockets: a keep-alive node:http agent, and raw sockets for odd bytes.
 import http from 'node:http';
 import net from 'node:net';
 

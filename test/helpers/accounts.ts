@@ -1,4 +1,4 @@
-// Accounts of a test's own (the file's database is shared by its tests), signed in from browsers of their own.
+// Accounts of a test's own (the file's database is shared by its tests), signed in from own browsers.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { type Role, UsersRepository } from '../../src/db/repositories/users.ts';

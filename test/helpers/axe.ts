@@ -1,4 +1,4 @@
-// axe-core in the page under test: WCAG 2.0–2.2 A/AA and best practices, every violation as one readable line.
+// axe-core in the page under test: WCAG 2.0–2.2 A/AA and best practices, a readable line each.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { AxeResults } from 'axe-core';

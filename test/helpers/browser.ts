@@ -1,4 +1,4 @@
-// The portal in Chromium for the browser tests: the real app on a free port, a fresh headless browser, the login form.
+// The portal in Chromium for the browser tests: the app on a free port, a fresh headless browser.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// Random traffic that reaches rate-limit budgets: both window shapes up to the policy's largest budget, dense bursts, idles at the ring's edges.
+// Random traffic that reaches rate-limit budgets: both window shapes, dense bursts, idles at edges.
 import fc from 'fast-check';
 import { loadConfig } from '../../src/config.ts';
 import { CONTROLS } from '../../src/rate-limit/policy.ts';

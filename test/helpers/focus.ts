@@ -1,4 +1,4 @@
-// Where keyboard focus is in the page under test: the focused element's role and accessible name, for asserting and for the walk.
+// Where keyboard focus is in the page under test: the focused element's role and accessible name.
 import type { Page } from 'playwright-core';
 
 /** The focused element as a person hears it: role and name ('button "Apply filters"'), or 'body' when focus is lost. */

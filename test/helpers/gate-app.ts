@@ -1,4 +1,4 @@
-// A test app whose password checks the test holds (HeldHasher) on a hand-moved clock, and the moves that fill, shed and drain its gate.
+// A test app whose password checks the test holds, on a hand-moved clock, and moves for its gate.
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { DEVICE_COOKIE } from '../../src/auth/devices.ts';

@@ -1,4 +1,4 @@
-// A password hasher whose checks the test holds and releases one by one: the real argon2id answer, given when the test says.
+// A password hasher whose checks the test holds and releases one by one: the real argon2id answer.
 import { argon2Hasher, type PasswordHasher } from '../../src/auth/passwords.ts';
 import type { ManualClock } from '../../src/clock.ts';
 

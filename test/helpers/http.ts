@@ -1,4 +1,4 @@
-// Assertions shared by the HTTP tests: the API's error shape (docs/rules.md#conventions), and the task table before and after.
+// Assertions of the HTTP tests: the API's error shape (docs/rules.md#conventions), the task table.
 import assert from 'node:assert/strict';
 import type { ManualClock } from '../../src/clock.ts';
 import type { Response, TestApp } from './app.ts';

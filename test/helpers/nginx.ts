@@ -1,4 +1,4 @@
-// A real nginx for the tests that put instances behind it: the shipped deploy/nginx.conf with addresses substituted, in a prefix of its own.
+// A real nginx on the shipped deploy/nginx.conf, addresses substituted, in a prefix of its own.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';

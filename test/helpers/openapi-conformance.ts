@@ -1,4 +1,4 @@
-// Every answer an HTTP test sees, checked against the served OpenAPI document: status declared, body and headers valid.
+// Every answer an HTTP test sees, checked against the served OpenAPI document.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import formats from 'ajv-formats';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';

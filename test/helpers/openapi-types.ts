@@ -1,4 +1,4 @@
-// The TypeScript types of the served OpenAPI document, made by openapi-typescript; `npm run openapi:types` rewrites the committed copy.
+// The served OpenAPI document's types (openapi-typescript); `npm run openapi:types` rewrites them.
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { type OpenAPI3 } from 'openapi-typescript';

@@ -1,4 +1,4 @@
-// Debian's promtool and prometheus for the tests of deploy/prometheus/: the shipped files, addresses (and intervals) substituted, nothing else.
+// Debian's promtool and prometheus on the shipped deploy/prometheus/ files, addresses substituted.
 import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';

@@ -1,4 +1,4 @@
-// The real entry point as a child process: started with the tests' environment, its output kept, its address awaited.
+// The real entry point as a child process: the tests' environment, its output kept, its address awaited.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 

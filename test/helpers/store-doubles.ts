@@ -1,4 +1,4 @@
-// Stand-ins for the store stack's collaborators: a remote store in memory that can fail or hang, a log that remembers.
+// Stand-ins for the store stack's collaborators: a remote store that can fail or hang, a log.
 import type { Clock } from '../../src/clock.ts';
 import { MemoryStore } from '../../src/rate-limit/stores/memory-store.ts';
 import {

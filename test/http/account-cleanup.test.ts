@@ -1,4 +1,4 @@
-// Cleaning up an account an attacker held (docs/rules.md#accounts): a new password ends its sessions and forgets its devices; admins list and remove its passkeys.
+// Cleaning up an account an attacker held (docs/rules.md#accounts): sessions, devices, passkeys.
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it, type TestContext } from 'node:test';

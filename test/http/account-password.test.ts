@@ -1,4 +1,4 @@
-// POST /api/auth/password (docs/rules.md#accounts): the current password checked like a sign-in, the rules, the rotation and the clean-up.
+// POST /api/auth/password (docs/rules.md#accounts): the check, the rules, the rotation, the clean-up.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

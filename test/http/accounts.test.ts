@@ -1,4 +1,4 @@
-// Accounts for a real deployment (docs/rules.md#running-it) over HTTP: production defaults, the first admin, disabled accounts.
+// Accounts for a real deployment (docs/rules.md#running-it): production defaults, the first admin.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,4 @@
-// docs/rules.md#known-devices, GET /api/admin/login-locks over HTTP on the memory store: what is locked now, once per lock.
+// GET /api/admin/login-locks (docs/rules.md#known-devices) on the memory store: once per lock.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { DEVICE_COOKIE } from '../../src/auth/devices.ts';

@@ -1,4 +1,4 @@
-// People, for admins (docs/rules.md#accounts): add with a temporary password, edit, disable, reset, and never lose the last admin.
+// People, for admins (docs/rules.md#accounts): add, edit, disable, reset, never lose the last admin.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { TEMPORARY_PASSWORD_TTL_MS } from '../../src/limits.ts';

@@ -1,4 +1,4 @@
-// Sign-in, sessions and roles (docs/rules.md#authentication-and-csrf), over HTTP, on the embedded database and on PostgreSQL.
+// Sign-in, sessions and roles (docs/rules.md#authentication-and-csrf), on embedded and PostgreSQL.
 import assert from 'node:assert/strict';
 import { after, describe, it, type TestContext } from 'node:test';
 import { createTestApp, DEMO_PASSWORD, type TestApp, type TestAppOptions } from '../helpers/app.ts';

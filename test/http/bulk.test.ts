@@ -1,4 +1,4 @@
-// PATCH /api/employee/tasks/bulk (docs/rules.md#bulk-reassignment) and the order of checks (docs/rules.md#authentication-and-csrf), on embedded and PostgreSQL.
+// PATCH /api/employee/tasks/bulk (docs/rules.md#bulk-reassignment), on embedded and PostgreSQL.
 import assert from 'node:assert/strict';
 import { after, describe, it, type TestContext } from 'node:test';
 import { createTestApp, type TestApp, type TestClient } from '../helpers/app.ts';

@@ -1,4 +1,4 @@
-// The cookies the API reads and writes (@fastify/cookie): hostile Cookie headers, one Set-Cookie line per cookie, logout.
+// The cookies the API reads and writes: hostile Cookie headers, one Set-Cookie line each, logout.
 import assert from 'node:assert/strict';
 import { after, describe, it, type TestContext } from 'node:test';
 import { DEVICE_COOKIE } from '../../src/auth/devices.ts';

@@ -1,4 +1,4 @@
-// CSRF (docs/rules.md#authentication-and-csrf): the token and its cookie, every unsafe route, Fetch metadata, Origin, rotation at login.
+// CSRF (docs/rules.md#authentication-and-csrf): token and cookie, unsafe routes, Fetch metadata, Origin.
 import assert from 'node:assert/strict';
 import { after, describe, it, type TestContext } from 'node:test';
 import {

@@ -1,4 +1,4 @@
-// docs/rules.md#authentication-and-csrf comparable timing after a cost change: an unknown email is checked at the costs stored, dormant accounts' older ones included.
+// An unknown email's cost after a cost change (docs/rules.md#authentication-and-csrf).
 import assert from 'node:assert/strict';
 import { after, describe, it, type TestContext } from 'node:test';
 import { argon2Hasher, hashParameters, hashPassword, type PasswordHasher } from '../../src/auth/passwords.ts';

@@ -1,4 +1,4 @@
-// docs/rules.md#the-edges-of-http, case by case: the inputs and requests the fuzz found, each with the answer it must get.
+// docs/rules.md#the-edges-of-http case by case: what the fuzz found, each with its answer.
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

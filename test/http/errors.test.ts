@@ -1,4 +1,4 @@
-// Error responses (docs/rules.md#conventions): 404s under /api, 500s that show nothing internal, one body shape for all.
+// Error responses (docs/rules.md#conventions): 404s under /api, 500s that show nothing, one shape.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { ERRORS } from '../../src/errors.ts';

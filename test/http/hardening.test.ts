@@ -1,4 +1,4 @@
-// Attacks on the rules of docs/rules.md#endpoints to #reading-the-budgets found in review, kept as regression tests: each says what the rules ask.
+// Attacks on the rules (docs/rules.md#endpoints) found in review, kept as regression tests.
 import assert from 'node:assert/strict';
 import { randomBytes, scryptSync } from 'node:crypto';
 import { after, describe, it } from 'node:test';

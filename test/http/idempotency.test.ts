@@ -1,4 +1,4 @@
-// PATCH /api/employee/tasks/bulk with an Idempotency-Key: replayed, refused when reused, charged once, on embedded and PostgreSQL.
+// Bulk reassignment with an Idempotency-Key (docs/rules.md#idempotent-bulk-reassignment).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, it, type TestContext } from 'node:test';

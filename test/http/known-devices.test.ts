@@ -1,4 +1,4 @@
-// docs/rules.md#known-devices, known devices: a lock an attacker sets on an account does not keep out its owner's browser.
+// docs/rules.md#known-devices: a lock an attacker sets does not keep out the owner's browser.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { DEVICE_COOKIE } from '../../src/auth/devices.ts';

@@ -1,4 +1,4 @@
-// docs/rules.md#the-login-gate over HTTP: the hashing gate at login, with checks held and released by the test (HeldHasher) on a hand-moved clock.
+// docs/rules.md#the-login-gate over HTTP, with checks the test holds, on a hand-moved clock.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { MAX_WAITING_PER_ACCOUNT } from '../../src/login/login-gate.ts';

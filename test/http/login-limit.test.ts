@@ -1,4 +1,4 @@
-// docs/rules.md#rate-limits, login failures: per account and per address, checked before the password, counted atomically.
+// docs/rules.md#rate-limits, login failures: per account and address, before the check, atomic.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';

@@ -1,4 +1,4 @@
-// A client generated from the served OpenAPI document (openapi-typescript + openapi-fetch, a cookie jar) drives the real service.
+// A client generated from the served OpenAPI document drives the real service.
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';

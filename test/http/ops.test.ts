@@ -1,4 +1,4 @@
-// Operational routes (docs/rules.md#running-it and #deployment): liveness, readiness with the database up and down and under a flood, the OpenAPI document.
+// Operational routes (docs/rules.md#running-it): liveness, readiness, the OpenAPI document.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';

@@ -1,4 +1,4 @@
-// docs/rules.md#authentication-and-csrf order of checks on an /api request, as the plugins' hooks run it: limiter (after a bulk request's key), body, CSRF, 401, a password to change, 403, fields.
+// The order of checks on an /api request (docs/rules.md#authentication-and-csrf), hook by hook.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { freshAccount, signedIn } from '../helpers/accounts.ts';

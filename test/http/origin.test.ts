@@ -1,4 +1,4 @@
-// The service's own origin (docs/rules.md#authentication-and-csrf): the Origin check and Secure cookies with a port, behind proxies, and PUBLIC_ORIGIN.
+// The service's own origin (docs/rules.md#authentication-and-csrf): ports, proxies, PUBLIC_ORIGIN.
 import assert from 'node:assert/strict';
 import { after, describe, it, type TestContext } from 'node:test';
 import { createTestApp, DEMO_PASSWORD, type Response, type TestClient } from '../helpers/app.ts';

@@ -1,4 +1,4 @@
-// docs/rules.md#passkeys over HTTP: registering, managing and signing in with passkeys, against a software authenticator.
+// docs/rules.md#passkeys over HTTP, against a software authenticator.
 import assert from 'node:assert/strict';
 import { after, describe, it, type TestContext } from 'node:test';
 import { FLAGS, SoftAuthenticator } from '../../bench/lib/soft-authenticator.ts';

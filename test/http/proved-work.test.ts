@@ -1,4 +1,4 @@
-// docs/rules.md#proved-work over HTTP: LOGIN_BUSY's challenge, the solution in the login body, and the shared lane served by proved work.
+// docs/rules.md#proved-work over HTTP: the challenge, the solution, the lane served by work.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';

@@ -1,4 +1,4 @@
-// docs/rules.md#rate-limits and #reading-the-budgets over HTTP: the bulk limiter, the generic buckets, their keys, headers and exemptions.
+// docs/rules.md#rate-limits and #reading-the-budgets over HTTP: limits, keys, headers, exemptions.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { createTestApp, type TestClient } from '../helpers/app.ts';

@@ -1,4 +1,4 @@
-// Events about one account are capped per ten-minute window (docs/rules.md#events-about-one-account): the repeats past the cap are counted in one summary row per kind, exactly, on the embedded database and on PostgreSQL.
+// The per-account cap on events (docs/rules.md#events-about-one-account), on both databases.
 import assert from 'node:assert/strict';
 import { after, describe, it, type TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';

@@ -1,4 +1,4 @@
-// Security events (docs/rules.md#known-devices) over HTTP, on the embedded database and on PostgreSQL: recording, paging, access, retention.
+// Security events (docs/rules.md#known-devices): recording, paging, access, retention.
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it, type TestContext } from 'node:test';

@@ -1,4 +1,4 @@
-// Expired sessions are deleted on a schedule: the table shrinks, the timer never holds the process, close stops it.
+// Expired sessions are deleted on a schedule that never holds the process; close stops it.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { SESSION_PURGE_INTERVAL_MS } from '../../src/auth/sessions.ts';

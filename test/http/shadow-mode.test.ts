@@ -1,4 +1,4 @@
-// docs/rules.md#shadow-mode, shadow mode: the controls RATE_LIMIT_SHADOW names decide and count, report and log, but never refuse.
+// docs/rules.md#shadow-mode: the controls RATE_LIMIT_SHADOW names count and report but never refuse.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';

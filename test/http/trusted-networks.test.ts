@@ -1,4 +1,4 @@
-// RATE_LIMIT_TRUSTED_NETWORKS: an office behind one address skips the per-address controls and nothing else, directly and through a proxy, IPv4 and IPv6.
+// RATE_LIMIT_TRUSTED_NETWORKS (docs/rules.md#deployment): direct and proxied, IPv4 and IPv6.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { createTestApp, type TestClient } from '../helpers/app.ts';

@@ -1,4 +1,4 @@
-// Two instances on one PostgreSQL and one Redis (the shipped fleet), each caching sessions for 10 minutes: an ended session, a disabled account, a new password end everywhere at once.
+// Two instances caching sessions 10 minutes: an account's change ends its sessions everywhere at once.
 import assert from 'node:assert/strict';
 import { after, describe, it, type TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';

@@ -1,4 +1,4 @@
-// PostgreSQL that does not answer in time, or ends the app's connections: 503 DATABASE_UNAVAILABLE, nothing half-written, back by itself.
+// PostgreSQL slow or gone (docs/rules.md#faults): 503, nothing half-written, back by itself.
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it, type TestContext } from 'node:test';

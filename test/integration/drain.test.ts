@@ -1,4 +1,4 @@
-// The drain of a stopping instance over real sockets: answers in flight, Connection: close, idle sockets closed only after the grace.
+// The drain over real sockets: answers in flight, Connection: close, idle sockets after the grace.
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';

@@ -1,4 +1,4 @@
-// The listening connection on PostgreSQL is probed: one that died without a word (no reset, no FIN) is noticed and opened again.
+// The listening connection is probed: one that died without a word is noticed and opened again.
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, describe, it } from 'node:test';

@@ -1,4 +1,4 @@
-// docs/rules.md#the-login-gate with the real argon2id at the production cost, over real sockets: a flood of a few hundred attempts in flight, and the known-device owner gets in.
+// docs/rules.md#the-login-gate with real argon2id over real sockets: a flood, and the owner gets in.
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

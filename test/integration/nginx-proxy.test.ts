@@ -1,4 +1,4 @@
-// Two instances behind the shipped nginx (deploy/nginx.conf): client addresses via X-Forwarded-For, no 502 around refused requests, nginx's own refusals in the API's shape, and no forwarded header a client chose.
+// Two instances behind the shipped nginx: addresses, no 502, nginx's refusals in the API's shape.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// docs/rules.md#passkeys on a fleet: a passkey challenge issued by one instance works once, on another, over Redis and PostgreSQL.
+// docs/rules.md#passkeys on a fleet: a challenge issued by one instance works once, on another.
 import assert from 'node:assert/strict';
 import { after, describe, it, type TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';

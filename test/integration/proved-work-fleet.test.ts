@@ -1,4 +1,4 @@
-// docs/rules.md#proved-work across a fleet: a solved challenge works once on any instance of two that share one Redis.
+// docs/rules.md#proved-work on a fleet: a solved challenge works once on any instance.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, describe, it } from 'node:test';

@@ -1,4 +1,4 @@
-// Redis as compose.yaml runs it, filled by a flood: its memory limit with noeviction keeps every budget, and the service keeps answering (docs/operations.md, "Redis's memory").
+// Redis full under compose's noeviction keeps every budget (docs/operations.md#rediss-memory).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';

@@ -1,4 +1,4 @@
-// When Redis dies, hangs or returns: no 5xx, no hang, budgets per RATE_LIMIT_STORE_FAILURE, /readyz and logs honest.
+// Redis dies, hangs or returns: no 5xx, no hang, budgets per RATE_LIMIT_STORE_FAILURE.
 /*
  * These tests wait for real time, and only these: a dead or frozen redis-server, the client's
  * command timeout and its reconnection back-off run on the real clock (they protect real

@@ -1,4 +1,4 @@
-// The Redis store on a private redis-server: one turn's EVALSHAs reach Redis in one read (the store's write batch), each its own decision; the shared deadline bounds a silent server.
+// The Redis store's write batch and shared deadline, on a private redis-server.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';

@@ -1,4 +1,4 @@
-// The Redis store on a real Redis: the store contract, the scripts against sliding-window.ts, keys, replies, failures.
+// The Redis store on a real Redis: the store contract, the scripts, keys, replies, failures.
 import assert from 'node:assert/strict';
 import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';

@@ -1,4 +1,4 @@
-// The purge of expired security events in batches, on PGlite and PostgreSQL: a backlog of any size goes, each statement small.
+// The purge of expired security events in batches: a backlog of any size, each statement small.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { Queryable } from '../../src/db/database.ts';

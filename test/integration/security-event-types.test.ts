@@ -1,4 +1,4 @@
-// Every security-event type the code declares can be stored, and no other: the migrations' CHECK list and src/security-event.ts agree, on both databases.
+// Every security-event type the code declares can be stored, and no other, on both databases.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { SecurityEventsRepository } from '../../src/db/repositories/security-events.ts';

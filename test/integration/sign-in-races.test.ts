@@ -1,4 +1,4 @@
-// A sign-in racing a password change, a reset or a disable on PostgreSQL: it fails or its session and device end with the change (docs/rules.md#accounts).
+// A sign-in racing a password change, a reset or a disable (docs/rules.md#accounts).
 import assert from 'node:assert/strict';
 import { after, describe, it, type TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';

@@ -1,4 +1,4 @@
-// The README's and docs' commands, run as written (addresses substituted) against started servers, their documented answers checked.
+// The README's and docs' commands, run as written against started servers, their answers checked.
 //
 // A block's steps are split at blank lines and at the `# …` lines that show an answer; each step
 // runs in one bash session (state carries over, as in a terminal) and its output is held against

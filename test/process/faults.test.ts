@@ -1,4 +1,4 @@
-// The fleet riding through faults, over real processes: nginx, two instances, their own PostgreSQL and Redis, clients at work
+// The fleet riding through faults (docs/rules.md#faults): nginx, two instances, PostgreSQL, Redis.
 // whose bulk reassignments carry an Idempotency-Key and are sent again with it when their fate is unknown.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';

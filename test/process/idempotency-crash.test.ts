@@ -1,4 +1,4 @@
-// A keyed bulk reassignment across a SIGKILL of the real process: killed after its commit it is replayed, killed before it nothing was applied.
+// A keyed bulk reassignment across a SIGKILL: replayed if committed, else nothing was applied.
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';

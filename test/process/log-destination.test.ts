@@ -1,4 +1,4 @@
-// The log destination in a process of its own: every line logged is on stdout however the process ends, and a stdout nobody reads holds nothing up.
+// The log destination: every line on stdout however the process ends; an unread stdout holds nothing.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { describe, it } from 'node:test';

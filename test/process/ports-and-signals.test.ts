@@ -1,4 +1,4 @@
-// The entry point where a host is shared (docs/rules.md#deployment): taken ports and a used data directory in one line, repeated signals during the drain.
+// A shared host (docs/rules.md#deployment): taken ports, a used data directory, repeated signals.
 import assert from 'node:assert/strict';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Agent, request as httpRequest } from 'node:http';

@@ -1,4 +1,4 @@
-// The real entry point as a process: start on embedded defaults, print the demo accounts, serve, stop on SIGTERM (also mid-start).
+// The real entry point: start on embedded defaults, the demo accounts, serve, stop on SIGTERM.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// Accounts as processes (docs/rules.md#running-it): the command line on the embedded database and PostgreSQL (commands, events, bad input, a server on the directory), and a production start's logs.
+// Accounts as processes (docs/rules.md#accounts): the command line on both databases, production.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// The Account and People pages' pure units: a refused password sorted to its field, browsers named, the list of people kept, the watch for a password to change.
+// The Account and People pages' pure units: refusals by field, browsers named, the people list.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type AdminUser, ApiError } from '../../src/client/index.ts';

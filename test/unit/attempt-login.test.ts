@@ -1,4 +1,4 @@
-// The sign-ins' ordering rules, without HTTP: attemptLogin and attemptPasskeyLogin over the real gate, budgets and hashes, on a hand-moved clock.
+// The sign-ins' order without HTTP: attemptLogin and attemptPasskeyLogin on a hand-moved clock.
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { DeviceCookies } from '../../src/auth/devices.ts';

@@ -1,4 +1,4 @@
-// The bulk budget as the page knows it (web/src/tasks/bulk-budget.ts): reported states and the pause they imply.
+// The bulk budget as the page knows it (web/src/tasks/bulk-budget.ts): states and their pause.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ControlReport, RateLimitState } from '../../src/client/index.ts';

@@ -1,4 +1,4 @@
-// The typed client keeps its own copy of the contract (it imports nothing from the server): this fails when the copies drift.
+// The typed client's own copy of the contract: this fails when it drifts from the server's.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PASSWORD_REFUSALS, type PasswordRefusal } from '../../src/auth/password-rules.ts';

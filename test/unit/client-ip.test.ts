@@ -1,4 +1,4 @@
-// The client address key (IPv4-mapped and IPv6 prefixes) and TRUST_PROXY's forms; the chain walk is Fastify's (test/http/rate-limit.test.ts).
+// The client address key (IPv4-mapped, IPv6 prefixes) and TRUST_PROXY's forms.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { addressKey, parseTrustProxy } from '../../src/rate-limit/client-ip.ts';

@@ -1,4 +1,4 @@
-// Which driver errors mean "the database is away", and the outage's edges: one log line each, the wait asked of clients.
+// Which driver errors mean "the database is away", and the outage's edges.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { FastifyBaseLogger } from 'fastify';

@@ -1,4 +1,4 @@
-// The failover store over a fake remote store and a ManualClock: outage, background probe, recovery, per failure mode.
+// The failover store over a fake remote store and a ManualClock: outage, probe, recovery, modes.
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';

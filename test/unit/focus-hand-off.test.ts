@@ -1,4 +1,4 @@
-// Where dropped focus goes (web/src/shared/focus-hand-off.ts): the first usable successor a control names, else the page's heading.
+// Where dropped focus goes (web/src/shared/focus-hand-off.ts).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { canTakeFocus, focusDropped, handOffTarget } from '../../web/src/shared/focus-hand-off.ts';

@@ -1,4 +1,4 @@
-// A failed load of the Tasks page (web/src/shared/load-trouble.ts): signed out, paused by a rate limit, or an error.
+// A failed load of the Tasks page (web/src/shared/load-trouble.ts): signed out, paused, or an error.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiError } from '../../src/client/index.ts';

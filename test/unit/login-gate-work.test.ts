@@ -1,4 +1,4 @@
-// The shared lane ordered by proved work (docs/rules.md#proved-work), pure: a hand-moved clock and checks that end when the test says.
+// The shared lane ordered by proved work (docs/rules.md#proved-work), on a hand-moved clock.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';

@@ -1,4 +1,4 @@
-// The in-process store against the store contract that every store must pass, and its bound on single-use marks.
+// The in-process store against the store contract, and its bound on single-use marks.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';

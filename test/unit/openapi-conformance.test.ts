@@ -1,4 +1,4 @@
-// The HTTP suite's check of every answer against the OpenAPI document: what it lets through, and how it says what it does not.
+// The HTTP suite's check of every answer against the OpenAPI document.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';

@@ -1,4 +1,4 @@
-// The views' document titles and the fields' error attributes: one wording, and index.html's copy of the portal's name kept in step.
+// The views' document titles and the fields' error attributes, and index.html's copy of the name.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';

@@ -1,4 +1,4 @@
-// The password rules (src/auth/password-rules.ts): length, the email, the shipped list, and a range API that is slow or down.
+// The password rules (docs/rules.md#accounts): length, the email, the list, a slow or down range API.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';

@@ -1,4 +1,4 @@
-// One bulk reassignment as the page shows it (web/src/tasks/reassignment.ts): busy, outcome, error, and refusals.
+// One bulk reassignment as the page shows it (web/src/tasks/reassignment.ts).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiError, type RateLimitState } from '../../src/client/index.ts';

@@ -1,4 +1,4 @@
-// The security-event log's promises to reporters: record() returns at once, never throws, batches a turn's events, and bounds its queue.
+// The security-event log's promises: record() returns at once, never throws, batches, is bounded.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SecurityEventLog } from '../../src/auth/security-event-log.ts';

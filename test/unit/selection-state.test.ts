@@ -1,4 +1,4 @@
-// The selection with its note (web/src/tasks/selection-state.ts): one task, the whole page, and the limit of 50.
+// The selection with its note (web/src/tasks/selection-state.ts): one task, the page, the limit of 50.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { BULK_MAX_TASKS } from '../../src/client/index.ts';

@@ -1,4 +1,4 @@
-// The session cache (src/auth/sessions.ts): what it forgets when an account changes, and that it caches nothing while changes go unheard.
+// The session cache (docs/rules.md#authentication-and-csrf): what it forgets, and when it caches nothing.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SessionService } from '../../src/auth/sessions.ts';

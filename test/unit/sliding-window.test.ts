@@ -1,4 +1,4 @@
-// The sliding-window algorithm on an injected clock: exact decisions, resets, and its guarantee as properties.
+// The sliding-window algorithm on an injected clock: decisions, resets, its guarantee as properties.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';

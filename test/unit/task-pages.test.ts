@@ -1,4 +1,4 @@
-// The task list's place (web/src/tasks/task-pages.ts): filters, cursors, Previous and Next, and the query they make.
+// The task list's place (web/src/tasks/task-pages.ts): filters, cursors, Previous and Next.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {

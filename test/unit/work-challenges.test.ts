@@ -1,4 +1,4 @@
-// Proved-work challenges, directly: what a solution proves, and every way it proves nothing (docs/rules.md#proved-work).
+// Proved-work challenges (docs/rules.md#proved-work): what a solution proves, and what proves nothing.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';

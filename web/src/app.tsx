@@ -1,4 +1,4 @@
-// The portal's shell: finds out who is signed in, shows the Login page, the change-password view a temporary password leads to, or the page the URL names, and signs out.
+// The portal's shell: who is signed in, and the Login page, the change-password view or the URL's page.
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { type ApiClient, isApiError, type User } from '../../src/client/index.ts';
 import { AccountPage } from './account/account-page.tsx';

@@ -1,4 +1,4 @@
-// The portal's entry point: one API client for the page (its answers watched for a password to change), the shell rendered into #app.
+// The portal's entry point: one API client (watched for a password to change), the shell rendered into #app.
 import { render } from 'preact';
 import { ApiClient } from '../../src/client/index.ts';
 import { App } from './app.tsx';

@@ -1,4 +1,4 @@
-// Hears every answer the page gets for 403 PASSWORD_CHANGE_REQUIRED, so that any call, on any page, leads to the change-password view.
+// Hears every 403 PASSWORD_CHANGE_REQUIRED, so that any call leads to the change-password view.
 import type { ServerErrorCode } from '../../src/client/index.ts';
 
 /** What every route but a few answers while a temporary password is still in use. */

@@ -1,4 +1,4 @@
-// The accounts as an admin sees and changes them (docs/rules.md#accounts): the list, and the edits that keep an enabled admin.
+// The accounts as an admin sees and changes them (docs/rules.md#accounts), keeping an enabled admin.
 import type { Queryable } from '../database.ts';
 import { type Role, type User, userColumns } from './users.ts';
 

@@ -1,4 +1,4 @@
-// Known devices (docs/rules.md#known-devices): the browsers a device cookie was issued to, listed to their owner and forgotten by them.
+// Known devices (docs/rules.md#known-devices): the browsers a device cookie went to, listed and forgotten.
 import type { Queryable } from '../database.ts';
 
 /** A known device as its owner sees it (docs/rules.md#accounts). */

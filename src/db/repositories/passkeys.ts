@@ -1,4 +1,4 @@
-// Passkeys: an account's WebAuthn credentials (public key and signature counter kept, never listed), its user handle.
+// Passkeys: an account's WebAuthn credentials (key and counter kept, never listed), its user handle.
 import { randomBytes } from 'node:crypto';
 import { type Database, inTransaction, type Queryable } from '../database.ts';
 import { type User, userColumns } from './users.ts';

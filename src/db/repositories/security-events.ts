@@ -1,4 +1,4 @@
-// Security events: batched inserts (capped per account by the database), newest-first keyset pages, and the purge of expired ones.
+// Security events: batched inserts (capped per account), newest-first keyset pages, the purge.
 import type { SecurityEventType } from '../../security-event.ts';
 import type { Queryable } from '../database.ts';
 

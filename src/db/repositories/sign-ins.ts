@@ -1,4 +1,4 @@
-// A sign-in's writes in one statement: the new session, the browser's known-device row, the account's last sign-in, its security event.
+// A sign-in's writes in one statement: the session, the device row, the last sign-in, the event.
 import type { Queryable } from '../database.ts';
 import { COOKIES_PER_DEVICE_MAX, KNOWN_DEVICES_MAX } from './known-devices.ts';
 import { ACCOUNT_CHANGES_CHANNEL, type NewSession, SESSIONS_PER_ACCOUNT_MAX } from './sessions.ts';

@@ -1,4 +1,4 @@
-// Routes declare who may call them (`config.access`); this checks it after the limiter and CSRF, before validation.
+// Who may call a route (`config.access`), checked after the limiter and CSRF, before validation.
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError } from '../../errors.ts';

@@ -1,4 +1,4 @@
-// The database away (docs/rules.md#faults): how long to ask clients to wait, one log line per outage edge, and its metrics.
+// The database away (docs/rules.md#faults): the wait asked of clients, a log line per edge, metrics.
 import type { FastifyBaseLogger } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge, type Registry } from 'prom-client';

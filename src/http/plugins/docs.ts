@@ -1,4 +1,4 @@
-// The OpenAPI 3 document, built from the route schemas and what each route answers, served with its UI at /docs.
+// The OpenAPI 3 document, built from the route schemas and what each route answers, served at /docs.
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';

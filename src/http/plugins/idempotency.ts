@@ -1,4 +1,4 @@
-// The Idempotency-Key of a route that takes one: read before the limiter, claimed or answered once the body is valid.
+// A route's Idempotency-Key: read before the limiter, claimed or answered once the body is valid.
 import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';

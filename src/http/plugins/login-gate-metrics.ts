@@ -1,4 +1,4 @@
-// The login gate's series in /metrics (docs/rules.md#the-login-gate): queue depth per lane, waits, checks run, attempts shed.
+// The login gate's series in /metrics (docs/rules.md#the-login-gate): queues, waits, checks, sheds.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { LoginWatch } from '../../login/login.ts';
 

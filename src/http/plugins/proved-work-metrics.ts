@@ -1,4 +1,4 @@
-// Proved work's series in /metrics (docs/rules.md#proved-work): the bits asked, the work of admitted and shed attempts, the solutions that counted as none.
+// Proved work's series in /metrics (docs/rules.md#proved-work): bits asked, work seen, solutions refused.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { LoginWatch } from '../../login/login.ts';
 import { WORK_REFUSALS } from '../../login/work-challenges.ts';

@@ -1,4 +1,4 @@
-// Changing one's own password (docs/rules.md#accounts): the current one re-checked like a sign-in, the session rotated, every other one ended.
+// Changing one's own password (docs/rules.md#accounts): re-checked like a sign-in, the others ended.
 import type { FastifyInstance } from 'fastify';
 import { DEVICE_COOKIE } from '../../auth/devices.ts';
 import { OwnAccount } from '../../auth/own-account.ts';

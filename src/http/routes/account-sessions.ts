@@ -1,4 +1,4 @@
-// Where a person is signed in and which browsers are known devices (docs/rules.md#accounts): list them, end or forget them.
+// One's sessions and known devices (docs/rules.md#accounts): list them, end or forget them.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { OwnAccount, type Owner } from '../../auth/own-account.ts';
 import { KnownDevicesRepository } from '../../db/repositories/known-devices.ts';

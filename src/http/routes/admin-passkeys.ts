@@ -1,4 +1,4 @@
-// An admin's view of another account's passkeys (docs/rules.md#accounts): list them, and remove one an attacker added.
+// Another account's passkeys, for admins (docs/rules.md#accounts): list them, remove one.
 import type { FastifyInstance } from 'fastify';
 import { removePasskeys } from '../../auth/accounts.ts';
 import { inTransaction } from '../../db/database.ts';

@@ -1,4 +1,4 @@
-// People, for admins (docs/rules.md#accounts): list accounts, add one with a temporary password, edit, disable, reset.
+// People, for admins (docs/rules.md#accounts): list, add with a temporary password, edit, disable, reset.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type ActingAdmin, type EditRefusal, People } from '../../auth/people.ts';
 import { generatePassword } from '../../auth/temporary-passwords.ts';

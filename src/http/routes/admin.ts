@@ -1,4 +1,4 @@
-// The admin's view of login locks (docs/rules.md#known-devices): what is locked now, and the unlock of an account.
+// The admin's view of login locks (docs/rules.md#known-devices): what is locked now, and the unlock.
 import type { FastifyInstance } from 'fastify';
 import { normaliseEmail } from '../../email.ts';
 import type { Lock } from '../../rate-limit/engine.ts';

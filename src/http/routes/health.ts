@@ -1,4 +1,4 @@
-// Liveness and readiness (docs/rules.md#running-it and #deployment): /healthz while the process runs, /readyz per dependency, looked at once a second.
+// /healthz while the process runs, /readyz per dependency (docs/rules.md#running-it).
 import type { FastifyInstance } from 'fastify';
 import { isDraining } from '../drain.ts';
 import type { Services } from '../services.ts';

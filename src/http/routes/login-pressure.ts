@@ -1,4 +1,4 @@
-// The admin's view of the login path under a flood (docs/rules.md#the-login-gate): whether this instance sheds attempts, and its gate's queues.
+// Whether this instance sheds sign-ins, and its gate's queues, for admins (docs/rules.md#the-login-gate).
 import type { FastifyInstance } from 'fastify';
 import type { LoginPressureReport } from '../../login/pressure-report.ts';
 import type { Services } from '../services.ts';

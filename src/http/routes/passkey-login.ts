@@ -1,4 +1,4 @@
-// Signing in with a passkey (docs/rules.md#passkeys): options with a single-use challenge, then the signed answer.
+// Signing in with a passkey (docs/rules.md#passkeys): options with a single-use challenge, the answer.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthenticationResponseJSON } from '../../auth/passkeys.ts';
 import { ApiError, errorBody } from '../../errors.ts';

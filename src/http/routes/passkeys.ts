@@ -1,4 +1,4 @@
-// A signed-in user's passkeys (docs/rules.md#passkeys): list, register (after a recent sign-in), rename, remove.
+// A signed-in user's passkeys (docs/rules.md#passkeys): list, register, rename, remove.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import {
   REAUTH_WINDOW_MS,

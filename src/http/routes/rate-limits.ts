@@ -1,4 +1,4 @@
-// The caller's budgets, read without spending (docs/rules.md#reading-the-budgets, and #known-devices for the device's own budget).
+// The caller's budgets, read without spending (docs/rules.md#reading-the-budgets).
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DEVICE_COOKIE, DeviceCookies } from '../../auth/devices.ts';

@@ -1,4 +1,4 @@
-// Security events, newest first, one keyset page at a time: every event for admins (docs/rules.md#known-devices), one's own account's for its owner (docs/rules.md#accounts).
+// Security events, newest first, by keyset pages: all for admins, one's own (docs/rules.md#accounts).
 import type { FastifyInstance } from 'fastify';
 import {
   EVENT_WINDOW_MS,

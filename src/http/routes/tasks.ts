@@ -1,4 +1,4 @@
-// Tasks: list with filters and cursor paging, one task, employees, clients, and bulk reassignment (docs/rules.md#bulk-reassignment).
+// Tasks: cursor pages, one task, employees, clients, bulk reassignment (docs/rules.md#bulk-reassignment).
 import type { FastifyInstance } from 'fastify';
 import { type BulkOutcome, TASK_STATUSES, type TaskStatus } from '../../db/repositories/tasks.ts';
 import { ApiError } from '../../errors.ts';

@@ -1,4 +1,4 @@
-// One timer for the deadlines of every Redis command the store has in flight, instead of one timer per command.
+// One timer for the deadlines of every Redis command in flight, instead of one per command.
 import type { Command } from 'ioredis';
 
 const INITIAL_CAPACITY = 256;

@@ -1,4 +1,4 @@
-// Keeps the limiter answering when the remote store fails: a local store, admit-all, or 503, per RATE_LIMIT_STORE_FAILURE.
+// The limiter while the remote store fails: local, admit-all or 503, per RATE_LIMIT_STORE_FAILURE.
 import type { Clock } from '../../clock.ts';
 import {
   type LockEntry,

@@ -1,4 +1,4 @@
-// The Lua scripts of the Redis store: sliding-window.ts's decisions in Lua, one script (one round trip) per operation.
+// The Redis store's Lua scripts: sliding-window.ts's decisions, one script (one round trip) each.
 import { createHash } from 'node:crypto';
 import { BUCKETS, RING, type WindowShape } from '../sliding-window.ts';
 import { StoreUnavailableError } from './store.ts';

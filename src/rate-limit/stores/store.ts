@@ -1,4 +1,4 @@
-// The rate-limit module's interfaces: the store contract and its timing rules, the remote store, readiness, the log.
+// The rate-limit module's interfaces: the store contract and its timing rules, readiness, the log.
 
 /** What a store needs to know of a control: a name that separates key spaces, and its budget. */
 export interface RateRule {

@@ -1,4 +1,4 @@
-// The Account page: the password, where the account is signed in, its known devices, its passkeys and its recent activity.
+// The Account page: the password, sessions, known devices, passkeys and recent activity.
 import { useCallback, useRef } from 'preact/hooks';
 import type { ApiClient, User } from '../../../src/client/index.ts';
 import { useFocusHandOff, useFocusOnShow } from '../shared/focus-hand-off.ts';

@@ -1,4 +1,4 @@
-// What the Account page says: why a new password was refused, which browser a session or device is, and what ending one did.
+// What the Account page says: why a password was refused, which browser, what ending one did.
 import { parseUserAgent } from 'detect-browser';
 import { ApiError, type PasswordRefusalReason } from '../../../src/client/index.ts';
 import { describeError } from '../shared/wording.ts';

@@ -1,4 +1,4 @@
-// The view a temporary password leads to: nothing else of the portal opens until the person has chosen a password of their own.
+// The view a temporary password leads to: nothing else opens until a password of one's own.
 import { useRef } from 'preact/hooks';
 import type { ApiClient, User } from '../../../src/client/index.ts';
 import { useFocusHandOff, useFocusOnShow } from '../shared/focus-hand-off.ts';

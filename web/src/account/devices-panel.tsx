@@ -1,4 +1,4 @@
-// "Known devices": the browsers the account signed in from, which skip the account lock; each forgotten with a click.
+// "Known devices": the browsers the account signed in from, each forgotten with a click.
 import { useCallback } from 'preact/hooks';
 import type { ApiClient, Device } from '../../../src/client/index.ts';
 import { whileBusy } from '../shared/focus-hand-off.ts';

@@ -1,4 +1,4 @@
-// The form that changes a password (the Account page's, and the view a temporary password leads to): current, new, new again; each refusal beside its field.
+// The form that changes a password: current, new, new again; each refusal beside its field.
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { ApiClient } from '../../../src/client/index.ts';
 import { fieldErrorProps } from '../shared/field-error.ts';

@@ -1,4 +1,4 @@
-// The Account page's "Password": change it, which signs out every other browser and forgets the other known devices.
+// The Account page's "Password": change it, which signs out every other browser.
 import { useState } from 'preact/hooks';
 import type { ApiClient, User } from '../../../src/client/index.ts';
 import { PasswordForm } from './password-form.tsx';

@@ -1,4 +1,4 @@
-// "Where you're signed in": the account's sessions, this browser's marked, each other one ended with a click, or all others at once.
+// "Where you're signed in": the account's sessions, each other one ended with a click, or all.
 import { useCallback } from 'preact/hooks';
 import type { ApiClient, Session } from '../../../src/client/index.ts';
 import { whileBusy } from '../shared/focus-hand-off.ts';

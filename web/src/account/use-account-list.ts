@@ -1,4 +1,4 @@
-// A list on the Account page (sessions, known devices) with actions on it: loaded, acted on one at a time, each outcome said, reloaded after.
+// A list on the Account page with actions on it: one at a time, each outcome said, reloaded after.
 import { useState } from 'preact/hooks';
 import { isApiError } from '../../../src/client/index.ts';
 import type { LoadTroubleHandle } from '../shared/use-load-trouble.ts';

@@ -1,4 +1,4 @@
-// The Account page's passkeys: the list, and adding (the browser's ceremony), renaming and removing, each with its outcome.
+// The Account page's passkeys: the list, adding, renaming and removing, each with its outcome.
 import { type PublicKeyCredentialCreationOptionsJSON, startRegistration } from '@simplewebauthn/browser';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { type ApiClient, isApiError, type Passkey, type WebAuthnJSON } from '../../../src/client/index.ts';

@@ -1,4 +1,4 @@
-// Changing the signed-in user's password: one request at a time, its refusal sorted to the field it concerns, the wait after too many wrong passwords.
+// Changing one's password: one request at a time, refusals by field, the wait after wrong ones.
 import { useState } from 'preact/hooks';
 import { type ApiClient, isApiError } from '../../../src/client/index.ts';
 import { retryDeadline } from '../shared/deadline.ts';

@@ -1,4 +1,4 @@
-// The two cells every security-event table starts with: when it happened, and what (how many more times, whether an admin did it).
+// The two cells every security-event table starts with: when it happened, and what.
 import type { SecurityEvent } from '../../../src/client/index.ts';
 import { EVENT_LABELS, repeatsText } from './admin-wording.ts';
 

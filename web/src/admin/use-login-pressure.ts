@@ -1,4 +1,4 @@
-// Whether the answering server turns sign-in attempts away (docs/rules.md#the-login-gate), for the admin page: loaded with the lists, then every few seconds.
+// Whether the server turns sign-ins away (docs/rules.md#the-login-gate), for the admin page.
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import type { ApiClient, LoginPressure } from '../../../src/client/index.ts';
 import type { LoadTroubleHandle } from '../shared/use-load-trouble.ts';

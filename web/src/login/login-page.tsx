@@ -1,4 +1,4 @@
-// The Login page: CSRF bootstrap, email and password, and refusals (wrong password, too many tries, a busy server) in plain words.
+// The Login page: CSRF bootstrap, email and password, refusals in plain words.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { type ApiClient, ApiError, isApiError, type User } from '../../../src/client/index.ts';
 import { normaliseEmail } from '../../../src/email.ts';

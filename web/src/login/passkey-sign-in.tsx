@@ -1,4 +1,4 @@
-// Sign in with a passkey (docs/rules.md#passkeys): a button, and the browser's passkey autofill where it supports conditional mediation.
+// Sign in with a passkey (docs/rules.md#passkeys): a button, and autofill where supported.
 import {
   browserSupportsWebAuthn,
   browserSupportsWebAuthnAutofill,

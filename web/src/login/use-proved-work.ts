@@ -1,4 +1,4 @@
-// The sign-in's proved work (docs/rules.md#proved-work): solves a LOGIN_BUSY challenge in a Web Worker and says, politely, that it is making room.
+// The sign-in's proved work (docs/rules.md#proved-work): solved in a Web Worker, said politely.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { solveInSlices, type WorkAsked, type WorkFound, type WorkSolver } from '../../../src/client/index.ts';
 

@@ -1,4 +1,4 @@
-// The Web Worker that solves a sign-in's proved-work challenge (docs/rules.md#proved-work) off the page's thread: no interaction, nothing shown.
+// The Web Worker that solves a sign-in's challenge (docs/rules.md#proved-work) off the page's thread.
 import { searchNonce, type WorkAsked, type WorkFound } from '../../../src/client/index.ts';
 
 /** The worker's side of the messages: one challenge in, one solution out (then the page ends the worker). */

@@ -1,4 +1,4 @@
-// The People page (admins): every account, adding one (its temporary password shown once), and each account edited, disabled, enabled, reset, its passkeys removed.
+// The People page (admins): every account, adding one, and each edited, disabled, reset.
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { ApiClient, Role, User } from '../../../src/client/index.ts';
 import { fieldErrorProps } from '../shared/field-error.ts';

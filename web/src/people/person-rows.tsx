@@ -1,4 +1,4 @@
-// One account on the People page: its row, and below it the panel its buttons open (edit, confirm a reset, its passkeys).
+// One account on the People page: its row, and the panel its buttons open.
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { AdminUser, ApiClient, Role } from '../../../src/client/index.ts';
 import { when } from '../account/account-wording.ts';

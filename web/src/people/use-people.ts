@@ -1,4 +1,4 @@
-// The People page's accounts: the list, and adding, editing, disabling, enabling and resetting, each with its outcome; the temporary password of the last add or reset.
+// The People page's accounts: the list and its changes, each with its outcome.
 import { useCallback, useState } from 'preact/hooks';
 import { type AdminUser, type ApiClient, isApiError, type Role } from '../../../src/client/index.ts';
 import type { LoadTroubleHandle } from '../shared/use-load-trouble.ts';

@@ -1,4 +1,4 @@
-// One account's passkeys on the People page (cleaning up an account someone else held): listed when opened, removed one at a time.
+// One account's passkeys on the People page: listed when opened, removed one at a time.
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { type ApiClient, isApiError, type Passkey } from '../../../src/client/index.ts';
 import { describeError } from '../shared/wording.ts';

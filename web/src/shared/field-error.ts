@@ -1,4 +1,4 @@
-// How a form field is tied to the message that refuses it: aria-invalid and aria-describedby, the same on every form.
+// How a form field is tied to its refusal: aria-invalid and aria-describedby, on every form.
 
 /** The ARIA attributes of a field: `invalid` marks it, and it is described by each message id that is shown. */
 export function fieldErrorProps(

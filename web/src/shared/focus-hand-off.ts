@@ -1,4 +1,4 @@
-// Focus is never dropped: a control that is disabled or removed while it holds focus hands it on to the next place that still makes sense.
+// Focus is never dropped: a control disabled or removed while focused hands it on.
 import type { RefObject } from 'preact';
 import { useLayoutEffect } from 'preact/hooks';
 

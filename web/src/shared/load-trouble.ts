@@ -1,4 +1,4 @@
-// What a failed load means for the page: the session is gone, a rate limit or the database away pauses it, or an error to show.
+// What a failed load means for the page: signed out, paused (a rate limit, the database), or an error.
 import { isApiError } from '../../../src/client/index.ts';
 import { retryDeadline } from './deadline.ts';
 import { describeError } from './wording.ts';

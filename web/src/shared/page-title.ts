@@ -1,4 +1,4 @@
-// Each view's document title ("Tasks — Task portal"), so a screen reader names the page on every change of view (WCAG 2.4.2).
+// Each view's document title ("Tasks — Task portal"), named on every change of view (WCAG 2.4.2).
 import { useLayoutEffect } from 'preact/hooks';
 
 /** The portal's name: the top bar's brand and the end of every title (web/index.html holds a copy, kept by a test). */

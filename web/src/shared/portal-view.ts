@@ -1,4 +1,4 @@
-// Which page a signed-in person sees: Tasks for everyone, People and Admin too for admins, Account from the top bar, chosen by the URL's hash.
+// Which page a signed-in person sees, chosen by the URL's hash: Tasks, People, Admin, Account.
 import type { User } from '../../../src/client/index.ts';
 
 export type View = 'tasks' | 'people' | 'admin' | 'account';

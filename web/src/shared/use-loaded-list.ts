@@ -1,4 +1,4 @@
-// A list the page loads from the API: loaded again on request and after a pause, its failure reported to the page's load trouble.
+// A list the page loads from the API: reloaded on request and after a pause, failures reported.
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import type { LoadTroubleHandle } from './use-load-trouble.ts';
 

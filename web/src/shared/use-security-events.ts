@@ -1,4 +1,4 @@
-// Recent security events (the admin page's, an account's own): the newest page, refreshed on request, older ones on demand.
+// Recent security events (the admin's, one's own): the newest page, older ones on demand.
 import { useCallback, useEffect, useReducer, useState } from 'preact/hooks';
 import type { SecurityEventPage } from '../../../src/client/index.ts';
 import { type EventList, eventListReducer, NO_EVENTS } from './security-event-pages.ts';

@@ -1,4 +1,4 @@
-// A labelled picker of named things (employees, clients), shared by the filter form and the reassignment form.
+// A labelled picker of named things (employees, clients), for the filter and reassignment forms.
 
 /** Anything listed by id and name: an employee, a client. */
 export interface Named {

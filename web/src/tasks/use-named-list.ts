@@ -1,4 +1,4 @@
-// A list the page names things by (the employees, the clients) and its names by id; loaded again after a pause if still missing.
+// A list the page names things by (employees, clients), by id; reloaded after a pause if missing.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { ApiClient } from '../../../src/client/index.ts';
 import type { LoadTroubleHandle } from '../shared/use-load-trouble.ts';

@@ -1,4 +1,4 @@
-// Reassigning the selection: one bulk request at a time, its outcome or error, and what it says of the budget.
+// Reassigning the selection: one bulk request at a time, its outcome or error, and the budget.
 import { useEffect, useReducer, useRef } from 'preact/hooks';
 import { type ApiClient, newIdempotencyKey } from '../../../src/client/index.ts';
 import { IDLE, keyFor, type PendingReassignment, reassignReducer, sortBulkFailure } from './reassignment.ts';

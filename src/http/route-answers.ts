@@ -155,6 +155,12 @@ const DETAILS: Partial<Record<ErrorCode, { properties: Record<string, unknown>; 
     },
     required: ['retryAfter'],
   },
+  TASK_CHANGED: {
+    properties: {
+      task: { ...ref('Task'), description: 'The task as it is now: show what changed, then try again.' },
+    },
+    required: ['task'],
+  },
   PASSKEY_LIMIT: {
     properties: {
       max: { type: 'integer', enum: [PASSKEYS_MAX], description: 'The most passkeys an account may hold.' },
@@ -237,12 +243,12 @@ export interface RouteShape {
 export function routeShape(route: Pick<RouteOptions, 'method' | 'url' | 'config' | 'schema'>): RouteShape {
   const methods = Array.isArray(route.method) ? route.method : [route.method];
   const method = methods.find((m) => m !== 'HEAD') ?? 'GET';
-  const config = route.config as { access?: Access; idempotencyKey?: boolean } | undefined;
+  const config = route.config as { access?: Access; idempotencyKey?: boolean | object } | undefined;
   return {
     method,
     url: route.url,
     access: config?.access ?? 'public',
-    idempotencyKey: config?.idempotencyKey === true,
+    idempotencyKey: Boolean(config?.idempotencyKey),
     schema: route.schema ?? {},
   };
 }
@@ -270,7 +276,7 @@ const IDEMPOTENCY_KEY_PARAMETER = {
 
 /** The headers only a route that takes a key answers with: the replay's mark, the in-flight wait. */
 function idempotencyHeaders(status: number): Record<string, unknown> {
-  if (status === 200)
+  if (status === 200 || status === 201)
     return {
       [REPLAYED_HEADER]: header({
         schema: { type: 'string', enum: ['true'] },
@@ -398,7 +404,9 @@ const STATUS_DESCRIPTIONS: Readonly<Record<number, string>> = {
   404: 'No such resource.',
   413: 'The body is too large.',
   415: 'The body is not JSON.',
-  409: 'Another request with the same Idempotency-Key is still in flight: wait Retry-After seconds.',
+  409: 'Another request with the same Idempotency-Key is still in flight, or the name is taken.',
+  412: "If-Match does not name the task's current version: nothing was saved; the task as it is now is attached.",
+  428: 'If-Match is required to edit: nothing was saved.',
   422: 'The request is valid but names something that cannot be used.',
   429: 'A rate-limit control refused: wait Retry-After seconds.',
   500: 'Something failed on our side; the answer shows nothing of it.',

@@ -208,8 +208,9 @@ const historyEntrySchema = {
         additionalProperties: false,
         properties: {
           field: { type: 'string' },
-          from: { type: ['string', 'integer', 'null'] },
-          to: { type: ['string', 'integer', 'null'] },
+          // Any JSON value: a field's value as the Task shows it (text, a number, or null).
+          from: { description: 'The value before the change (null for a field a create or import set).' },
+          to: { description: 'The value after the change.' },
         },
       },
     },

@@ -28,12 +28,6 @@ export type NewTask = WritableFields & { clientId: number; title: string };
 /** Work that commits with a create (an Idempotency-Key's answer); a throw rolls the create back. */
 export type AlongsideCreate = (task: Task, connection: Queryable) => Promise<void>;
 
-/**
- * How often an edit under `If-Match: *` reads the task again when another change landed between
- * its read and its conditional update; each retry means someone else's change went through.
- */
-const ANY_VERSION_ATTEMPTS = 5;
-
 export class TaskService {
   private readonly db: Database;
   private readonly clock: Clock;
@@ -79,35 +73,37 @@ export class TaskService {
   ): Promise<Task> {
     const checked = checkedFields(fields);
     return this.db.transaction(async (connection) => {
-      for (let attempt = 1; ; attempt++) {
-        const current = await findTask(connection, id);
-        if (!current) throw new ApiError('NOT_FOUND', {}, `Task ${id} does not exist.`);
-        if (!precondition) throw new ApiError('PRECONDITION_REQUIRED');
-        if (precondition.kind === 'versions' && !precondition.versions.includes(current.version))
-          throw changed(current);
-        const changes = changesOf(current, checked);
-        if (changes.length === 0) return current;
-        await checkReferences(connection, checked, current);
-        const edited = await updateAtVersion(
-          connection,
-          id,
-          current.version,
-          Object.fromEntries(changes.map(({ field, to }) => [field, to])),
-          this.clock.now(),
-        );
-        if (edited) {
-          const atMs = Date.parse(edited.updatedAt);
-          await insertHistory(connection, { taskId: id, atMs, actorId, source: 'edit', changes });
-          return edited;
-        }
-        // Another change committed since the read: under a tag, that is a 412 with the task as
-        // it is now (read again on the next turn); under `*`, the edit applies to the new version.
-        if (precondition.kind === 'versions' || attempt >= ANY_VERSION_ATTEMPTS) {
-          const now = await findTask(connection, id);
-          if (!now) throw new ApiError('NOT_FOUND', {}, `Task ${id} does not exist.`);
-          throw changed(now);
-        }
+      // Under `*` the edit applies to whatever version is there: the row is locked as it is read,
+      // so no change lands between the read and the update. Under a tag nothing is locked: the
+      // conditional update decides, and a change that landed in between makes it a 412.
+      const current = await findTask(connection, id, precondition?.kind === 'any');
+      if (!current) throw new ApiError('NOT_FOUND', {}, `Task ${id} does not exist.`);
+      if (!precondition) throw new ApiError('PRECONDITION_REQUIRED');
+      if (precondition.kind === 'versions' && !precondition.versions.includes(current.version))
+        throw changed(current);
+      const changes = changesOf(current, checked);
+      if (changes.length === 0) return current;
+      await checkReferences(connection, checked, current);
+      const edited = await updateAtVersion(
+        connection,
+        id,
+        current.version,
+        Object.fromEntries(changes.map(({ field, to }) => [field, to])),
+        this.clock.now(),
+      );
+      if (!edited) {
+        // Another change committed since the read: the task as it is now (no task is ever deleted).
+        const now = await findTask(connection, id);
+        throw now ? changed(now) : new ApiError('NOT_FOUND', {}, `Task ${id} does not exist.`);
       }
+      await insertHistory(connection, {
+        taskId: id,
+        atMs: Date.parse(edited.updatedAt),
+        actorId,
+        source: 'edit',
+        changes,
+      });
+      return edited;
     });
   }
 

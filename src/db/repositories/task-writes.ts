@@ -41,8 +41,12 @@ const toEntry = (row: HistoryRow): HistoryEntry => ({
 /** Epoch ms as a timestamptz parameter. */
 const AT = (n: number) => `to_timestamp($${n}::float8 / 1000.0)`;
 
-export async function findTask(db: Queryable, id: number): Promise<Task | null> {
-  const [row] = await db.query<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1`, [id]);
+/** Task `id`; with `lock`, its row stays locked until the transaction ends (an edit under `If-Match: *`). */
+export async function findTask(db: Queryable, id: number, lock = false): Promise<Task | null> {
+  const [row] = await db.query<TaskRow>(
+    `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
+    [id],
+  );
   return row ? toTask(row) : null;
 }
 

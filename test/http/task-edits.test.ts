@@ -75,6 +75,8 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
       const task = taskOf(response);
       assert.equal(response.headers.location, `${TASKS}/${task.id}`);
       assert.equal(response.headers.etag, '"v1"');
+      // The generic bucket counts it, as any other route (docs/rules.md#rate-limits).
+      assert.match(String(response.headers['ratelimit-policy']), /^"api-authenticated";/);
       assert.deepEqual(
         { ...task, id: 0 },
         {

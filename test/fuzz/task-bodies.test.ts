@@ -61,7 +61,7 @@ const VALUES: Record<string, readonly unknown[]> = {
     '２０２６-01-01',
     20260101,
   ],
-  assigneeId: [null, 1, 2, 3, 4, 999, 0, '2', 1e400, -0],
+  assigneeId: [null, 1, 2, 3, 4, 999, 0, '2', 2.5, -1],
   version: [1, 2],
   id: [1],
   extra: ['x'],

@@ -240,7 +240,10 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
           { id: 2, name: 'ACME (2)' },
           { id: 3, name: 'Initech' },
         ]);
-        await assert.rejects(db.query("INSERT INTO clients (id, name) VALUES (4, 'initech')"), /clients_name_key/);
+        await assert.rejects(
+          db.query("INSERT INTO clients (id, name) VALUES (4, 'initech')"),
+          /clients_name_key/,
+        );
         assert.deepEqual(await db.query('SELECT count(*)::int AS n FROM task_history'), [{ n: 0 }]);
       } finally {
         await fresh.close();

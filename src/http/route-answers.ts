@@ -264,11 +264,12 @@ const IDEMPOTENCY_KEY_PARAMETER = {
       pattern: '^[\\x20-\\x7E]+$',
       description:
         `1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} printable ASCII characters (a new UUID per operation), kept by the ` +
-        'client for its retries: a 200 is stored for IDEMPOTENCY_TTL (24 h) and replayed to the same ' +
+        "client for its retries: the route's success (a bulk reassignment's 200, a create's 201 with its " +
+        'Location and ETag) is stored for IDEMPOTENCY_TTL (24 h) and replayed to the same ' +
         'caller for the same body with Idempotent-Replayed: true, changing nothing; another body ' +
         'under the key is 422 IDEMPOTENCY_KEY_REUSED; while the first request is in flight, 409 ' +
-        `IDEMPOTENCY_KEY_IN_FLIGHT with Retry-After: 1. The first ${BULK_FREE_REPEATS} repeats of a key ` +
-        'spend no budget; later ones spend it as a new request does (429 when none is left). Other ' +
+        `IDEMPOTENCY_KEY_IN_FLIGHT with Retry-After: 1. On the bulk route the first ${BULK_FREE_REPEATS} repeats of a key ` +
+        'spend no budget and later ones spend it as a new request does (429 when none is left); elsewhere every repeat is counted by the generic bucket. Other ' +
         'answers are not stored: the key may be sent again. Not valid: 400 IDEMPOTENCY_KEY_INVALID.',
     },
   },

@@ -2528,7 +2528,7 @@ export interface paths {
     post: {
       parameters: {
         header?: {
-          /** @description 1 to 255 printable ASCII characters (a new UUID per operation), kept by the client for its retries: a 200 is stored for IDEMPOTENCY_TTL (24 h) and replayed to the same caller for the same body with Idempotent-Replayed: true, changing nothing; another body under the key is 422 IDEMPOTENCY_KEY_REUSED; while the first request is in flight, 409 IDEMPOTENCY_KEY_IN_FLIGHT with Retry-After: 1. The first 10 repeats of a key spend no budget; later ones spend it as a new request does (429 when none is left). Other answers are not stored: the key may be sent again. Not valid: 400 IDEMPOTENCY_KEY_INVALID. */
+          /** @description 1 to 255 printable ASCII characters (a new UUID per operation), kept by the client for its retries: the route's success (a bulk reassignment's 200, a create's 201 with its Location and ETag) is stored for IDEMPOTENCY_TTL (24 h) and replayed to the same caller for the same body with Idempotent-Replayed: true, changing nothing; another body under the key is 422 IDEMPOTENCY_KEY_REUSED; while the first request is in flight, 409 IDEMPOTENCY_KEY_IN_FLIGHT with Retry-After: 1. On the bulk route the first 10 repeats of a key spend no budget and later ones spend it as a new request does (429 when none is left); elsewhere every repeat is counted by the generic bucket. Other answers are not stored: the key may be sent again. Not valid: 400 IDEMPOTENCY_KEY_INVALID. */
           "Idempotency-Key"?: string;
         };
       };
@@ -3744,7 +3744,7 @@ export interface paths {
     patch: {
       parameters: {
         header?: {
-          /** @description 1 to 255 printable ASCII characters (a new UUID per operation), kept by the client for its retries: a 200 is stored for IDEMPOTENCY_TTL (24 h) and replayed to the same caller for the same body with Idempotent-Replayed: true, changing nothing; another body under the key is 422 IDEMPOTENCY_KEY_REUSED; while the first request is in flight, 409 IDEMPOTENCY_KEY_IN_FLIGHT with Retry-After: 1. The first 10 repeats of a key spend no budget; later ones spend it as a new request does (429 when none is left). Other answers are not stored: the key may be sent again. Not valid: 400 IDEMPOTENCY_KEY_INVALID. */
+          /** @description 1 to 255 printable ASCII characters (a new UUID per operation), kept by the client for its retries: the route's success (a bulk reassignment's 200, a create's 201 with its Location and ETag) is stored for IDEMPOTENCY_TTL (24 h) and replayed to the same caller for the same body with Idempotent-Replayed: true, changing nothing; another body under the key is 422 IDEMPOTENCY_KEY_REUSED; while the first request is in flight, 409 IDEMPOTENCY_KEY_IN_FLIGHT with Retry-After: 1. On the bulk route the first 10 repeats of a key spend no budget and later ones spend it as a new request does (429 when none is left); elsewhere every repeat is counted by the generic bucket. Other answers are not stored: the key may be sent again. Not valid: 400 IDEMPOTENCY_KEY_INVALID. */
           "Idempotency-Key"?: string;
         };
       };

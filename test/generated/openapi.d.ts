@@ -3236,6 +3236,8 @@ export interface paths {
             "RateLimit-Policy"?: string;
             /** @description The same control, what remains (r) and the seconds until it admits again (t). */
             RateLimit?: string;
+            /** @description The ETag of the task as it is now (the body's task). */
+            ETag: string;
           };
           content: {
             "application/json": components["schemas"]["Error"] & {

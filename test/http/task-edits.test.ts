@@ -261,9 +261,11 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
       const { etag } = await read(alice, 8);
       assertError(await edit(alice, 8, { title: 'No tag' }), 428, 'PRECONDITION_REQUIRED');
       assert.equal((await edit(alice, 8, { title: 'First' }, etag)).statusCode, 200);
-      const stale = assertError(await edit(alice, 8, { title: 'Second' }, etag), 412, 'TASK_CHANGED');
+      const staleAnswer = await edit(alice, 8, { title: 'Second' }, etag);
+      const stale = assertError(staleAnswer, 412, 'TASK_CHANGED');
       const now = await read(alice, 8);
       assert.deepEqual(stale.task, now.task);
+      assert.equal(staleAnswer.headers.etag, now.etag);
       assert.equal(now.task.title, 'First');
       for (const tag of ['W/"v2"', '"2"', 'v2', '"v02"', 'garbage', '""'])
         assertError(await edit(alice, 8, { title: 'Weak' }, tag), 412, 'TASK_CHANGED');

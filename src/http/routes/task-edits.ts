@@ -132,19 +132,34 @@ export async function taskEditRoutes(
         body: { type: 'object', additionalProperties: false, properties: FIELDS },
         response: {
           200: taskAnswer('The task as it is now (unchanged, same version, when nothing differed).'),
-          ...errorResponses(
-            'NOT_FOUND',
-            'TASK_CHANGED',
-            'PRECONDITION_REQUIRED',
-            'CLIENT_NOT_FOUND',
-            'ASSIGNEE_NOT_FOUND',
-          ),
+          ...errorResponses('NOT_FOUND', 'PRECONDITION_REQUIRED', 'CLIENT_NOT_FOUND', 'ASSIGNEE_NOT_FOUND'),
+          412: {
+            ...errorResponses('TASK_CHANGED')[412],
+            headers: {
+              ETag: {
+                ...ETAG_HEADER.ETag,
+                description: "The ETag of the task as it is now (the body's task).",
+              },
+            },
+          },
         },
       },
       handler: async (request, reply) => {
         const precondition = preconditionOf(request.headers['if-match']);
-        const task = await taskService.edit(request.user!.id, request.params.id, precondition, request.body);
-        return reply.header('etag', etagOf(task.version)).send({ task });
+        try {
+          const task = await taskService.edit(
+            request.user!.id,
+            request.params.id,
+            precondition,
+            request.body,
+          );
+          return reply.header('etag', etagOf(task.version)).send({ task });
+        } catch (error) {
+          // A 412 names the version it carries, so the caller can apply its change over it in one step.
+          if (error instanceof ApiError && error.code === 'TASK_CHANGED')
+            reply.header('etag', etagOf((error.details.task as Task).version));
+          throw error;
+        }
       },
     },
   );

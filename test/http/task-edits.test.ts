@@ -203,12 +203,29 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
       // A refused create leaves the key free: the same key, fixed, creates.
       const key = { 'idempotency-key': 'create-0002' };
       assertError(await create(alice, { clientId: 999, title: 'Later' }, key), 422, 'CLIENT_NOT_FOUND');
-      assert.equal((await create(alice, { clientId: 999, title: 'Later' }, key)).statusCode, 422);
+      const fixed = await create(alice, { clientId: 1, title: 'Later' }, key);
+      assert.equal(fixed.statusCode, 201);
+      assert.equal(fixed.headers['idempotent-replayed'], undefined);
       assertError(
         await create(alice, body, { 'idempotency-key': 'bad\u0001' }),
         400,
         'IDEMPOTENCY_KEY_INVALID',
       );
+    });
+
+    it("keeps one caller's create keys from another's: bob's equal key makes bob's own task", async (t) => {
+      const { alice, database, client } = await signedIn(t);
+      const bob = client();
+      await bob.login('bob@example.com');
+      const headers = { 'idempotency-key': 'shared-key' };
+      const mine = taskOf(await create(alice, { clientId: 1, title: 'Shared' }, headers));
+      const theirs = await create(bob, { clientId: 1, title: 'Shared' }, headers);
+      assert.equal(theirs.statusCode, 201);
+      assert.equal(theirs.headers['idempotent-replayed'], undefined);
+      assert.notEqual(taskOf(theirs).id, mine.id);
+      assert.equal(taskOf(theirs).createdBy, BOB_ID);
+      const rows = await database.db.query("SELECT id FROM tasks WHERE title = 'Shared'");
+      assert.equal(rows.length, 2);
     });
 
     it('needs a session and a CSRF token', async (t) => {

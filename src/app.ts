@@ -43,6 +43,7 @@ import { RequestLogController } from './http/request-log.ts';
 import { accountPasswordRoutes } from './http/routes/account-password.ts';
 import { accountSessionRoutes } from './http/routes/account-sessions.ts';
 import { adminRoutes } from './http/routes/admin.ts';
+import { adminClientRoutes } from './http/routes/admin-clients.ts';
 import { adminPasskeyRoutes } from './http/routes/admin-passkeys.ts';
 import { adminUserRoutes } from './http/routes/admin-users.ts';
 import { authRoutes } from './http/routes/auth.ts';
@@ -52,6 +53,7 @@ import { passkeyLoginRoutes } from './http/routes/passkey-login.ts';
 import { passkeyRoutes } from './http/routes/passkeys.ts';
 import { rateLimitRoutes } from './http/routes/rate-limits.ts';
 import { securityEventRoutes } from './http/routes/security-events.ts';
+import { taskEditRoutes } from './http/routes/task-edits.ts';
 import { taskRoutes } from './http/routes/tasks.ts';
 import { SHARED_SCHEMAS } from './http/schemas.ts';
 import type { Services } from './http/services.ts';
@@ -61,6 +63,7 @@ import { logDestination, loggerOptions } from './logger-options.ts';
 import { Login } from './login/login.ts';
 import { RateLimitEngine } from './rate-limit/engine.ts';
 import { createStore, type StoreStack } from './rate-limit/stores/create-store.ts';
+import { TaskService } from './tasks/task-service.ts';
 
 export interface AppOptions {
   /** Time for sessions and the rate limiter; tests pass a ManualClock. */
@@ -156,6 +159,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     db,
     users,
     tasks: new TasksRepository(db),
+    taskService: new TaskService({ db, clock }),
     idempotencyKeys: new IdempotencyKeysRepository(db),
     clients: new ClientsRepository(db),
     sessions: new SessionService(sessionsRepository, {
@@ -280,6 +284,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     passkeyLoginRoutes,
     passkeyRoutes,
     taskRoutes,
+    taskEditRoutes,
+    adminClientRoutes,
     rateLimitRoutes,
     adminRoutes,
     adminPasskeyRoutes,

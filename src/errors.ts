@@ -30,8 +30,19 @@ export const ERRORS = {
     message: `The request body is larger than ${BODY_LIMIT_BYTES / 1024} KiB.`,
   },
   EMAIL_TAKEN: { status: 409, message: 'An account with this email exists already.' },
+  CLIENT_NAME_TAKEN: { status: 409, message: 'A client with this name exists already.' },
+  TASK_CHANGED: {
+    status: 412,
+    message:
+      'Someone changed this task since you loaded it: nothing was saved. Its current state is attached.',
+  },
+  PRECONDITION_REQUIRED: {
+    status: 428,
+    message: "Send If-Match with the task's ETag (or *) to edit it: nothing was saved.",
+  },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Send the request body as application/json.' },
   ASSIGNEE_NOT_FOUND: { status: 422, message: 'The assignee is not an existing employee.' },
+  CLIENT_NOT_FOUND: { status: 422, message: 'The client does not exist.' },
   PASSKEY_INVALID: { status: 422, message: 'The passkey could not be verified or is already registered.' },
   PASSKEY_LIMIT: { status: 422, message: `An account may have at most ${PASSKEYS_MAX} passkeys.` },
   CURRENT_PASSWORD_INVALID: { status: 422, message: 'Your current password is not correct.' },

@@ -12,16 +12,20 @@ import type {
   ControlReport,
   CreatedUser,
   Device,
+  HistoryPage,
   LoginLock,
   LoginPressure,
+  NewTask,
   Passkey,
   Role,
   SecurityEventPage,
   SecurityEventQuery,
   Session,
   Task,
+  TaskFields,
   TaskFilters,
   TaskPage,
+  TaskWithEtag,
   User,
   WebAuthnJSON,
 } from './types.ts';
@@ -98,6 +102,11 @@ export interface BulkReassignOptions extends CallOptions {
  */
 export const BULK_RETRIES = 2;
 
+export interface CreateTaskOutcome extends TaskWithEtag {
+  readonly idempotencyKey: string | null;
+  readonly replayed: boolean;
+}
+
 /** Statuses after which a keyed reassignment is sent again: a proxy without an answer, the service away. */
 const RETRIED_STATUSES = new Set([502, 503, 504]);
 
@@ -119,6 +128,8 @@ interface Answer<T> {
   readonly rateLimit: RateLimitState | null;
   /** The answer carried `Idempotent-Replayed: true`. */
   readonly replayed: boolean;
+  /** The answer's ETag (a task's version), or null. */
+  readonly etag: string | null;
 }
 
 const DEFAULT_RETRY: RetryPolicy = { maxWaitSeconds: 60 };
@@ -272,6 +283,72 @@ export class ApiClient {
   async task(id: number, options?: CallOptions): Promise<Task> {
     const path = `/api/employee/tasks/${encodeURIComponent(id)}`;
     return (await this.send<{ task: Task }>({ method: 'GET', path, options })).data.task;
+  }
+
+  /** One task and the ETag of its version, for editTask. */
+  async getTask(id: number, options?: CallOptions): Promise<TaskWithEtag> {
+    const path = `/api/employee/tasks/${encodeURIComponent(id)}`;
+    const { data, etag } = await this.send<{ task: Task }>({ method: 'GET', path, options });
+    return { task: data.task, etag: etag ?? '' };
+  }
+
+  /**
+   * Creates a task under an Idempotency-Key (`options.idempotencyKey`, else a new one), retried
+   * with the same key as bulkReassign is: a retried create makes one task (docs/rules.md#tasks).
+   */
+  async createTask(task: NewTask, options: BulkReassignOptions = {}): Promise<CreateTaskOutcome> {
+    const idempotencyKey =
+      options.idempotencyKey === undefined ? newIdempotencyKey() : options.idempotencyKey;
+    const request: Request = {
+      method: 'POST',
+      path: '/api/employee/tasks',
+      body: task,
+      headers: idempotencyKey === null ? undefined : { 'idempotency-key': idempotencyKey },
+      options,
+    };
+    for (let retries = 0; ; retries++) {
+      try {
+        const { data, etag, replayed } = await this.send<{ task: Task }>(request);
+        return { task: data.task, etag: etag ?? '', idempotencyKey, replayed };
+      } catch (error) {
+        const wait =
+          idempotencyKey !== null && retries < BULK_RETRIES ? this.keyedRetryWait(error, options) : null;
+        if (wait === null) throw error;
+        await this.sleep(wait * 1000, options.signal);
+      }
+    }
+  }
+
+  /**
+   * Edits a task under If-Match `etag` (the one getTask or the last edit gave; `*` for any
+   * version), sending only `fields`. A stale ETag throws 412 TASK_CHANGED whose `body.task` is the
+   * task as it is now; nothing was saved.
+   */
+  async editTask(id: number, fields: TaskFields, etag: string, options?: CallOptions): Promise<TaskWithEtag> {
+    const path = `/api/employee/tasks/${encodeURIComponent(id)}`;
+    const headers = { 'if-match': etag };
+    const answer = await this.send<{ task: Task }>({ method: 'PATCH', path, body: fields, headers, options });
+    return { task: answer.data.task, etag: answer.etag ?? '' };
+  }
+
+  /** One page of a task's history, newest first; pass `nextCursor` for the next page. */
+  async taskHistory(id: number, cursor?: string, options?: CallOptions): Promise<HistoryPage> {
+    const path = `/api/employee/tasks/${encodeURIComponent(id)}/history`;
+    return (await this.send<HistoryPage>({ method: 'GET', path, query: { cursor }, options })).data;
+  }
+
+  /** Admins: adds a client. 409 CLIENT_NAME_TAKEN when another has the name ignoring case. */
+  async createClient(name: string, options?: CallOptions): Promise<Client> {
+    const path = '/api/admin/clients';
+    return (await this.send<{ client: Client }>({ method: 'POST', path, body: { name }, options })).data
+      .client;
+  }
+
+  /** Admins: renames a client. 409 CLIENT_NAME_TAKEN when another has the name ignoring case. */
+  async renameClient(id: number, name: string, options?: CallOptions): Promise<Client> {
+    const path = `/api/admin/clients/${encodeURIComponent(id)}`;
+    return (await this.send<{ client: Client }>({ method: 'PATCH', path, body: { name }, options })).data
+      .client;
   }
 
   /** The employees tasks can be reassigned to. */
@@ -538,7 +615,12 @@ export class ApiClient {
     }
     if (response.ok) {
       const data = (response.status === 204 ? undefined : await response.json()) as T;
-      return { data, rateLimit, replayed: response.headers.get('idempotent-replayed') === 'true' };
+      return {
+        data,
+        rateLimit,
+        replayed: response.headers.get('idempotent-replayed') === 'true',
+        etag: response.headers.get('etag'),
+      };
     }
     throw await toApiError(response, rateLimit, now);
   }

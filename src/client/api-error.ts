@@ -43,6 +43,10 @@ export const API_ERROR_CODES = [
   'PASSWORD_REFUSED',
   'LAST_ADMIN',
   'PASSWORD_CHECK_UNAVAILABLE',
+  'CLIENT_NAME_TAKEN',
+  'TASK_CHANGED',
+  'PRECONDITION_REQUIRED',
+  'CLIENT_NOT_FOUND',
 ] as const;
 
 /** A code the API itself answers with. */

@@ -6,6 +6,7 @@ export {
   type BulkReassignOptions,
   type BulkReassignOutcome,
   type CallOptions,
+  type CreateTaskOutcome,
   LOGIN_WORK_ROUNDS,
   type LoginOptions,
   newIdempotencyKey,

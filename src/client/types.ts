@@ -5,6 +5,9 @@ export type Role = 'employee' | 'admin';
 /** Every task status, in the order people read them (the server's TASK_STATUSES). */
 export const TASK_STATUSES = ['open', 'in_progress', 'done'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
+/** Every task priority, lowest first (the server's TASK_PRIORITIES). */
+export const TASK_PRIORITIES = ['low', 'normal', 'high', 'urgent'] as const;
+export type TaskPriority = (typeof TASK_PRIORITIES)[number];
 
 export interface User {
   readonly id: number;
@@ -22,10 +25,59 @@ export interface Task {
   readonly id: number;
   readonly clientId: number;
   readonly title: string;
+  /** Plain text: show it as text, never as HTML. */
+  readonly description: string;
   readonly status: TaskStatus;
+  readonly priority: TaskPriority;
+  /** A calendar date, YYYY-MM-DD, or null. */
+  readonly dueDate: string | null;
   readonly assigneeId: number | null;
   /** ISO-8601, UTC. */
+  readonly createdAt: string;
+  /** Null for tasks that existed before tasks could be created. */
+  readonly createdBy: number | null;
+  /** ISO-8601, UTC. */
   readonly updatedAt: string;
+  /** Grows by one with every change; the ETag changes exactly with it. */
+  readonly version: number;
+}
+
+/** What a create or an edit may set (a create needs clientId and title). */
+export interface TaskFields {
+  readonly clientId?: number;
+  readonly title?: string;
+  readonly description?: string;
+  readonly status?: TaskStatus;
+  readonly priority?: TaskPriority;
+  readonly dueDate?: string | null;
+  readonly assigneeId?: number | null;
+}
+
+export type NewTask = TaskFields & { readonly clientId: number; readonly title: string };
+
+/** A task and the ETag of its version, to send as If-Match when editing it. */
+export interface TaskWithEtag {
+  readonly task: Task;
+  readonly etag: string;
+}
+
+export const HISTORY_SOURCES = ['create', 'edit', 'bulk', 'import'] as const;
+export type HistorySource = (typeof HISTORY_SOURCES)[number];
+
+/** One change of a task: when, by whom, from where, each field's value before and after. */
+export interface HistoryEntry {
+  readonly id: number;
+  /** ISO-8601, UTC. */
+  readonly at: string;
+  readonly actor: { readonly id: number; readonly name: string } | null;
+  readonly source: HistorySource;
+  readonly changes: readonly { readonly field: string; readonly from: unknown; readonly to: unknown }[];
+}
+
+export interface HistoryPage {
+  readonly entries: readonly HistoryEntry[];
+  /** Null on the last page. */
+  readonly nextCursor: string | null;
 }
 
 /** A client (the company a task belongs to), as GET /api/employee/clients lists it. */

@@ -1,6 +1,7 @@
 // The demo data (docs/rules.md#running-it): 3 clients, 4 accounts, 200 tasks — only into an empty database.
+
+import { TASK_STATUSES } from '../tasks/task-fields.ts';
 import { inTransaction, type Queryable } from './database.ts';
-import { TASK_STATUSES } from './repositories/tasks.ts';
 
 export const DEMO_PASSWORD = 'demo-password';
 
@@ -11,7 +12,8 @@ export const DEMO_ACCOUNTS = [
   { email: 'admin@example.com', name: 'Ada Admin', role: 'admin' },
 ] as const;
 
-const CLIENTS = ['Northwind Traders', 'Globex Corporation', 'Initech'];
+export const DEMO_CLIENTS = ['Northwind Traders', 'Globex Corporation', 'Initech'];
+const CLIENTS = DEMO_CLIENTS;
 const WORK = [
   'Review contract',
   'Prepare invoice',

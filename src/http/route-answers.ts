@@ -155,6 +155,12 @@ const DETAILS: Partial<Record<ErrorCode, { properties: Record<string, unknown>; 
     },
     required: ['retryAfter'],
   },
+  TASK_CHANGED: {
+    properties: {
+      task: { ...ref('Task'), description: 'The task as it is now: show what changed, then try again.' },
+    },
+    required: ['task'],
+  },
   PASSKEY_LIMIT: {
     properties: {
       max: { type: 'integer', enum: [PASSKEYS_MAX], description: 'The most passkeys an account may hold.' },
@@ -237,12 +243,12 @@ export interface RouteShape {
 export function routeShape(route: Pick<RouteOptions, 'method' | 'url' | 'config' | 'schema'>): RouteShape {
   const methods = Array.isArray(route.method) ? route.method : [route.method];
   const method = methods.find((m) => m !== 'HEAD') ?? 'GET';
-  const config = route.config as { access?: Access; idempotencyKey?: boolean } | undefined;
+  const config = route.config as { access?: Access; idempotencyKey?: boolean | object } | undefined;
   return {
     method,
     url: route.url,
     access: config?.access ?? 'public',
-    idempotencyKey: config?.idempotencyKey === true,
+    idempotencyKey: Boolean(config?.idempotencyKey),
     schema: route.schema ?? {},
   };
 }
@@ -258,11 +264,12 @@ const IDEMPOTENCY_KEY_PARAMETER = {
       pattern: '^[\\x20-\\x7E]+$',
       description:
         `1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} printable ASCII characters (a new UUID per operation), kept by the ` +
-        'client for its retries: a 200 is stored for IDEMPOTENCY_TTL (24 h) and replayed to the same ' +
+        "client for its retries: the route's success (a bulk reassignment's 200, a create's 201 with its " +
+        'Location and ETag) is stored for IDEMPOTENCY_TTL (24 h) and replayed to the same ' +
         'caller for the same body with Idempotent-Replayed: true, changing nothing; another body ' +
         'under the key is 422 IDEMPOTENCY_KEY_REUSED; while the first request is in flight, 409 ' +
-        `IDEMPOTENCY_KEY_IN_FLIGHT with Retry-After: 1. The first ${BULK_FREE_REPEATS} repeats of a key ` +
-        'spend no budget; later ones spend it as a new request does (429 when none is left). Other ' +
+        `IDEMPOTENCY_KEY_IN_FLIGHT with Retry-After: 1. On the bulk route the first ${BULK_FREE_REPEATS} repeats of a key ` +
+        'spend no budget and later ones spend it as a new request does (429 when none is left); elsewhere every repeat is counted by the generic bucket. Other ' +
         'answers are not stored: the key may be sent again. Not valid: 400 IDEMPOTENCY_KEY_INVALID.',
     },
   },
@@ -270,7 +277,7 @@ const IDEMPOTENCY_KEY_PARAMETER = {
 
 /** The headers only a route that takes a key answers with: the replay's mark, the in-flight wait. */
 function idempotencyHeaders(status: number): Record<string, unknown> {
-  if (status === 200)
+  if (status === 200 || status === 201)
     return {
       [REPLAYED_HEADER]: header({
         schema: { type: 'string', enum: ['true'] },
@@ -398,7 +405,9 @@ const STATUS_DESCRIPTIONS: Readonly<Record<number, string>> = {
   404: 'No such resource.',
   413: 'The body is too large.',
   415: 'The body is not JSON.',
-  409: 'Another request with the same Idempotency-Key is still in flight: wait Retry-After seconds.',
+  409: 'Another request with the same Idempotency-Key is still in flight, or the name is taken.',
+  412: "If-Match does not name the task's current version: nothing was saved; the task as it is now is attached.",
+  428: 'If-Match is required to edit: nothing was saved.',
   422: 'The request is valid but names something that cannot be used.',
   429: 'A rate-limit control refused: wait Retry-After seconds.',
   500: 'Something failed on our side; the answer shows nothing of it.',

@@ -1,6 +1,7 @@
 // JSON schemas shared by routes: they validate, serialise, and become the OpenAPI document.
-import { TASK_STATUSES } from '../db/repositories/tasks.ts';
+
 import { ERRORS, type ErrorCode } from '../errors.ts';
+import { TASK_PRIORITIES, TASK_STATUSES } from '../tasks/task-fields.ts';
 
 export const userSchema = {
   $id: 'User',
@@ -38,15 +39,41 @@ export const colleagueSchema = {
 export const taskSchema = {
   $id: 'Task',
   type: 'object',
-  required: ['id', 'clientId', 'title', 'status', 'assigneeId', 'updatedAt'],
+  required: [
+    'id',
+    'clientId',
+    'title',
+    'description',
+    'status',
+    'priority',
+    'dueDate',
+    'assigneeId',
+    'createdAt',
+    'createdBy',
+    'updatedAt',
+    'version',
+  ],
   additionalProperties: false,
   properties: {
     id: { type: 'integer' },
     clientId: { type: 'integer' },
     title: { type: 'string' },
+    description: { type: 'string', description: 'Plain text: show it as text, never as HTML.' },
     status: { type: 'string', enum: TASK_STATUSES },
+    priority: { type: 'string', enum: TASK_PRIORITIES },
+    dueDate: { type: ['string', 'null'], format: 'date' },
     assigneeId: { type: ['integer', 'null'] },
+    createdAt: { type: 'string', format: 'date-time' },
+    createdBy: {
+      type: ['integer', 'null'],
+      description: 'Null for tasks that existed before tasks could be created.',
+    },
     updatedAt: { type: 'string', format: 'date-time' },
+    version: {
+      type: 'integer',
+      minimum: 1,
+      description: 'Grows by one with every change of the task; the ETag changes exactly with it.',
+    },
   },
 } as const;
 

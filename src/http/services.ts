@@ -15,6 +15,7 @@ import type { TasksRepository } from '../db/repositories/tasks.ts';
 import type { UsersRepository } from '../db/repositories/users.ts';
 import type { Login } from '../login/login.ts';
 import type { RateLimitEngine } from '../rate-limit/engine.ts';
+import type { TaskService } from '../tasks/task-service.ts';
 import type { ReadinessState } from './readiness.ts';
 
 export interface Services {
@@ -23,6 +24,8 @@ export interface Services {
   readonly db: Database;
   readonly users: UsersRepository;
   readonly tasks: TasksRepository;
+  /** Tasks created and edited under a version, with their history (docs/rules.md#tasks). */
+  readonly taskService: TaskService;
   /** Bulk reassignments' Idempotency-Keys: in-flight marks and stored answers. */
   readonly idempotencyKeys: IdempotencyKeysRepository;
   readonly clients: ClientsRepository;

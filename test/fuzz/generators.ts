@@ -207,15 +207,62 @@ const cursorText = (random: Random) =>
     '',
   ]);
 
+/** A task's writable fields, each mostly odd (docs/rules.md#tasks). */
+function taskFields(random: Random): Record<string, () => string> {
+  return {
+    clientId: () => (random.chance(0.6) ? String(random.int(1, 5)) : jsonValue(random, () => '1')),
+    title: () =>
+      jsonValue(random, () =>
+        JSON.stringify(
+          random.pick([
+            'Fix it',
+            '  padded  ',
+            '',
+            ' ',
+            'x'.repeat(201),
+            'tab\there',
+            '\u0085',
+            '😀'.repeat(200),
+          ]),
+        ),
+      ),
+    description: () =>
+      jsonValue(random, () =>
+        JSON.stringify(random.pick(['', 'a\nb', '<script>alert(1)</script>', 'd'.repeat(10_001)])),
+      ),
+    status: () =>
+      jsonValue(random, () => JSON.stringify(random.pick(['open', 'in_progress', 'done', 'DONE']))),
+    priority: () =>
+      jsonValue(random, () => JSON.stringify(random.pick(['low', 'normal', 'high', 'urgent', 'none']))),
+    dueDate: () =>
+      jsonValue(random, () =>
+        random.pick([
+          'null',
+          '"2026-02-28"',
+          '"2026-02-29"',
+          '"2024-02-29"',
+          '"9999-12-31"',
+          '"0000-01-01"',
+          '"2026-00-10"',
+          '"+02026-01-01"',
+          '"2026-01-01T00:00:00Z"',
+        ]),
+      ),
+    assigneeId: () =>
+      random.chance(0.6) ? random.pick(['null', '1', '2', '3', '4', '999']) : jsonValue(random, () => '2'),
+  };
+}
+
 /** Every route and a few that are not, each with its own kind of odd input. */
 function route(random: Random): {
   method: string;
   path: string;
   body?: { text: string; type: string };
   bulk?: boolean;
+  headers?: Record<string, string>;
 } {
   const id = () => idText(random);
-  switch (random.int(0, 15)) {
+  switch (random.int(0, 19)) {
     case 0:
       return { method: 'GET', path: '/api/csrf-token' };
     case 1:
@@ -294,6 +341,49 @@ function route(random: Random): {
           '/api/employee/tasks/1/',
         ]),
       };
+    case 16:
+      return { method: 'POST', path: '/api/employee/tasks', body: body(random, taskFields(random)) };
+    case 17:
+      // Edits go to tasks the fuzz created (ids past the seed's 200): the seeded ones stay for the bulk check.
+      return {
+        method: 'PATCH',
+        path: `/api/employee/tasks/${random.chance(0.8) ? random.int(201, 230) : id()}`,
+        body: body(random, taskFields(random)),
+        headers: random.chance(0.9)
+          ? {
+              'if-match': random.pick([
+                '*',
+                '"v1"',
+                `"v${random.int(1, 5)}"`,
+                'W/"v1"',
+                '"v1", "v2"',
+                '"v99999999999"',
+                '"',
+                'v1',
+                '*, "v1"',
+                '"v0"',
+                `"v${'9'.repeat(40)}"`,
+              ]),
+            }
+          : {},
+      };
+    case 18:
+      return {
+        method: 'GET',
+        path: `/api/employee/tasks/${random.chance(0.7) ? random.int(1, 230) : id()}/history${query(random, {
+          cursor: () => cursorText(random),
+        })}`,
+      };
+    case 19:
+      return {
+        method: random.pick(['POST', 'PATCH']),
+        path: random.chance(0.5)
+          ? '/api/admin/clients'
+          : `/api/admin/clients/${random.chance(0.5) ? random.int(1, 6) : id()}`,
+        body: body(random, {
+          name: () => jsonValue(random, () => JSON.stringify(`Client ${random.int(1, 30)}`)),
+        }),
+      };
     default:
       return {
         method: 'GET',
@@ -331,7 +421,7 @@ export function httpRequest(random: Random, identities: readonly Identity[]): Fu
   const chosen = route(random);
   // Logins never carry a signed-in identity: a login with a session cookie ends that session.
   const identity = chosen.path === '/api/auth/login' ? identities[0]! : random.pick(identities);
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...chosen.headers };
   const cookie = cookieHeader(random, identity);
   if (cookie) headers.cookie = cookie;
   if (chosen.method !== 'GET' && chosen.method !== 'HEAD') {

@@ -240,6 +240,15 @@ describe('hostile traffic at the edges of HTTP', () => {
       }
     }
 
+    // No change without its history entry and no entry without its change (docs/rules.md#tasks):
+    // a seeded task's version is one more than its entries, a created one's equals them.
+    const astray = await testApp.database.db.query<{ id: number }>(
+      `SELECT t.id FROM tasks t
+        WHERE t.version <> (SELECT count(*) FROM task_history h WHERE h.task_id = t.id)
+                           + CASE WHEN t.created_by IS NULL THEN 1 ELSE 0 END`,
+    );
+    for (const { id } of astray) problems.push(`task ${id}: its version and its history disagree`);
+
     const raw = requests.filter((r) => r.kind === 'raw').length;
     const table = [...pairs].sort(([a], [b]) => a.localeCompare(b)).map(([pair, n]) => `${pair} ×${n}`);
     t.diagnostic(

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { hashPassword } from '../../src/auth/passwords.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
-import { DEMO_ACCOUNTS, DEMO_PASSWORD, resetDemoTasks, seedDemo } from '../../src/db/seed.ts';
+import { DEMO_ACCOUNTS, DEMO_CLIENTS, DEMO_PASSWORD, resetDemoTasks, seedDemo } from '../../src/db/seed.ts';
 import { POSTGRES_URL } from './services.ts';
 
 export type DatabaseKind = 'embedded' | 'postgres';
@@ -61,6 +61,13 @@ const resetter = (db: Database) => async () => {
   await db.query('DELETE FROM passkeys');
   await db.query('DELETE FROM known_devices');
   await resetDemoTasks(db);
+  // A test may have added or renamed clients (through a name no one has, so two may swap theirs).
+  await db.query('DELETE FROM clients WHERE id > $1', [DEMO_CLIENTS.length]);
+  await db.query("UPDATE clients SET name = 'reset ' || id");
+  await db.query(
+    'UPDATE clients SET name = demo.name FROM unnest($1::text[]) WITH ORDINALITY AS demo (name, id) WHERE clients.id = demo.id',
+    [DEMO_CLIENTS],
+  );
   // A test may have added people, changed a password, a name or a role, or disabled an account.
   await db.query('DELETE FROM users WHERE id > $1', [DEMO_ACCOUNTS.length]);
   demoHash ??= testHash(DEMO_PASSWORD);

@@ -1,6 +1,6 @@
 // The repositories, migrations and seed against the embedded database and a real PostgreSQL.
 import assert from 'node:assert/strict';
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { after, beforeEach, describe, it } from 'node:test';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { migrate, statements } from '../../src/db/migrate.ts';
@@ -197,6 +197,54 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
       try {
         assert.deepEqual(await migrate(fresh.db), await migrationFiles());
         assert.deepEqual(await migrate(fresh.db), []);
+      } finally {
+        await fresh.close();
+      }
+    });
+
+    it('gives tasks that existed before 015 its defaults, and keeps client names that collide apart', async () => {
+      const fresh = await privateTestDatabase(kind, { prepared: false });
+      try {
+        const { db } = fresh;
+        // The schema as it was before 015, with data nothing stopped then.
+        await db.query(
+          'CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+        );
+        for (const file of (await migrationFiles()).filter((name) => name < '015')) {
+          const sql = await readFile(new URL(`../../src/db/migrations/${file}`, import.meta.url), 'utf8');
+          for (const statement of statements(sql)) await db.query(statement);
+          await db.query('INSERT INTO schema_migrations (name) VALUES ($1)', [file]);
+        }
+        await db.query("INSERT INTO clients (id, name) VALUES (1, 'Acme'), (2, 'ACME'), (3, 'Initech')");
+        await db.query(
+          "INSERT INTO tasks (id, client_id, title, status, updated_at) VALUES (1, 2, 'Old', 'done', '2025-01-02T03:04:05Z')",
+        );
+        assert.deepEqual(await migrate(db), ['015_task_fields.sql']);
+        const task = await new TasksRepository(db).find(1);
+        assert.deepEqual(task, {
+          id: 1,
+          clientId: 2,
+          title: 'Old',
+          description: '',
+          status: 'done',
+          priority: 'normal',
+          dueDate: null,
+          assigneeId: null,
+          createdAt: '2025-01-02T03:04:05.000Z',
+          createdBy: null,
+          updatedAt: '2025-01-02T03:04:05.000Z',
+          version: 1,
+        });
+        assert.deepEqual(await db.query('SELECT id, name FROM clients ORDER BY id'), [
+          { id: 1, name: 'Acme' },
+          { id: 2, name: 'ACME (2)' },
+          { id: 3, name: 'Initech' },
+        ]);
+        await assert.rejects(
+          db.query("INSERT INTO clients (id, name) VALUES (4, 'initech')"),
+          /clients_name_key/,
+        );
+        assert.deepEqual(await db.query('SELECT count(*)::int AS n FROM task_history'), [{ n: 0 }]);
       } finally {
         await fresh.close();
       }

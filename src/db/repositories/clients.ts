@@ -1,4 +1,4 @@
-// Clients (the companies tasks belong to): their names, for people who do not know them by number.
+// Clients (the companies tasks belong to): their names, listed, added and renamed (docs/rules.md#tasks).
 import type { Queryable } from '../database.ts';
 
 export interface Client {
@@ -25,4 +25,35 @@ export class ClientsRepository {
     const rows = await this.db.query<Client>('SELECT id, name FROM clients');
     return rows.sort((a, b) => byName.compare(a.name, b.name) || a.id - b.id);
   }
+
+  /** Adds a client; null when another has the name ignoring case (the unique index decides a race). */
+  async add(name: string): Promise<Client | null> {
+    const [row] = await this.db.query<Client>(
+      'INSERT INTO clients (name) VALUES ($1) ON CONFLICT ((lower(name))) DO NOTHING RETURNING id, name',
+      [name],
+    );
+    return row ?? null;
+  }
+
+  /**
+   * Renames client `id`: 'not-found', 'taken' when another client has the name ignoring case, or
+   * the client renamed. The unique index on lower(name) decides two renames racing to one name.
+   */
+  async rename(id: number, name: string): Promise<Client | 'not-found' | 'taken'> {
+    try {
+      const [row] = await this.db.query<Client>(
+        'UPDATE clients SET name = $2 WHERE id = $1 RETURNING id, name',
+        [id, name],
+      );
+      return row ?? 'not-found';
+    } catch (error) {
+      if (isUniqueViolation(error)) return 'taken';
+      throw error;
+    }
+  }
+}
+
+/** PostgreSQL's unique_violation, from the server's driver and from PGlite alike. */
+function isUniqueViolation(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505';
 }

@@ -1,19 +1,10 @@
 // Tasks: filtered keyset pagination, one task, and bulk reassignment in one SQL statement.
+import type { Task, TaskPriority, TaskStatus } from '../../tasks/task-fields.ts';
 import type { Database, Queryable } from '../database.ts';
 import { maySignInSql } from './users.ts';
 
-/** Every task status, in the order people read them; the schemas, the seed and the client follow this list. */
-export const TASK_STATUSES = ['open', 'in_progress', 'done'] as const;
-export type TaskStatus = (typeof TASK_STATUSES)[number];
-
-export interface Task {
-  id: number;
-  clientId: number;
-  title: string;
-  status: TaskStatus;
-  assigneeId: number | null;
-  updatedAt: string;
-}
+// The domain's lists live with the task's fields; these names stay for their importers.
+export { TASK_STATUSES, type Task, type TaskStatus } from '../../tasks/task-fields.ts';
 
 export interface TaskFilter {
   assigneeId?: number;
@@ -37,30 +28,61 @@ export type AlongsideReassignment = (
   connection: Queryable,
 ) => Promise<void>;
 
-interface TaskRow {
+export interface TaskRow {
   id: number;
   client_id: number;
   title: string;
+  description: string;
   status: TaskStatus;
+  priority: TaskPriority;
+  due_date: string | null;
   assignee_id: number | null;
+  created_at: Date | string;
+  created_by: number | null;
   updated_at: Date | string;
+  version: number;
 }
 
-const COLUMNS = 'id, client_id, title, status, assignee_id, updated_at';
+/**
+ * A task's columns as TaskRow reads them. The due date comes as text: a driver turns a `date`
+ * into a Date at local midnight, which is another day in another time zone.
+ */
+export const TASK_COLUMNS =
+  'id, client_id, title, description, status, priority, due_date::text AS due_date, assignee_id, created_at, created_by, updated_at, version';
+const COLUMNS = TASK_COLUMNS;
 
-const toTask = (row: TaskRow): Task => ({
+export const toTask = (row: TaskRow): Task => ({
   id: row.id,
   clientId: row.client_id,
   title: row.title,
+  description: row.description,
   status: row.status,
+  priority: row.priority,
+  dueDate: row.due_date,
   assigneeId: row.assignee_id,
+  createdAt: new Date(row.created_at).toISOString(),
+  createdBy: row.created_by,
   updatedAt: new Date(row.updated_at).toISOString(),
+  version: row.version,
 });
+
+/** Who moves tasks in a bulk reassignment, and when: its history entries say so. */
+export interface BulkChange {
+  readonly actorId?: number | null;
+  /** Epoch ms (the injected clock); the database's clock when absent. */
+  readonly atMs?: number;
+  /** Work that commits with the reassignment (an Idempotency-Key's answer). */
+  readonly alongside?: AlongsideReassignment | undefined;
+}
 
 /*
  * Bulk reassignment as one statement, hence one round trip and one atomic change: number the
- * input, keep the first occurrence of each id, update those tasks only when the assignee is an
- * existing employee who may sign in (a disabled account is no target), and report every input position in order.
+ * input, keep the first occurrence of each id, and when the assignee is an existing employee who
+ * may sign in (a disabled account is no target) lock those tasks, move the ones not already with
+ * the assignee (a new version each) and write each moved task's history entry
+ * (docs/rules.md#tasks); then report every input position in order. The lock reads each task as
+ * it is once any change racing with this one has committed, so the entry's "from" is the value
+ * this statement replaced.
  */
 const BULK_REASSIGN_SQL = `
 WITH input AS (
@@ -69,16 +91,29 @@ WITH input AS (
   SELECT id, min(ord) AS ord FROM input GROUP BY id
 ), assignee AS (
   SELECT id FROM users u WHERE id = $2 AND role = 'employee' AND ${maySignInSql('u')}
-), updated AS (
-  UPDATE tasks SET assignee_id = $2, updated_at = now()
-   WHERE id IN (SELECT id FROM firsts) AND EXISTS (SELECT 1 FROM assignee)
-  RETURNING id
+), locked AS (
+  SELECT t.id, t.assignee_id FROM tasks t
+   WHERE t.id IN (SELECT id FROM firsts) AND EXISTS (SELECT 1 FROM assignee)
+   ORDER BY t.id
+   FOR UPDATE
+), moved AS (
+  UPDATE tasks t SET assignee_id = $2, updated_at = coalesce(to_timestamp($3::float8 / 1000.0), now()),
+         version = t.version + 1
+    FROM locked l
+   WHERE t.id = l.id AND l.assignee_id IS DISTINCT FROM $2
+  RETURNING t.id, l.assignee_id AS old_assignee_id, t.updated_at
+), entries AS (
+  INSERT INTO task_history (task_id, at, actor_id, source, changes)
+  SELECT m.id, m.updated_at, $4::int, 'bulk',
+         jsonb_build_array(jsonb_build_object('field', 'assigneeId', 'from', m.old_assignee_id, 'to', $2::int))
+    FROM moved m
+  RETURNING task_id
 )
-SELECT i.id, (f.ord = i.ord) AS first, (u.id IS NOT NULL) AS updated,
+SELECT i.id, (f.ord = i.ord) AS first, (l.id IS NOT NULL) AS updated,
        EXISTS (SELECT 1 FROM assignee) AS assignee_ok
   FROM input i
   JOIN firsts f ON f.id = i.id
-  LEFT JOIN updated u ON u.id = i.id
+  LEFT JOIN locked l ON l.id = i.id
  ORDER BY i.ord`;
 
 export class TasksRepository {
@@ -113,27 +148,34 @@ export class TasksRepository {
   }
 
   /**
-   * Reassigns `taskIds` to `assigneeId` in one statement, atomic on its own. With `alongside` (an
-   * Idempotency-Key's answer to store), the statement and that work share one transaction instead.
+   * Reassigns `taskIds` to `assigneeId` in one statement, atomic on its own, history included.
+   * With `alongside` (an Idempotency-Key's answer to store), the statement and that work share one
+   * transaction instead.
    */
   async bulkReassign(
     taskIds: readonly number[],
     assigneeId: number,
-    alongside?: AlongsideReassignment,
+    change: BulkChange = {},
   ): Promise<BulkOutcome> {
-    if (!alongside) return reassign(this.db, taskIds, assigneeId);
+    const { alongside } = change;
+    if (!alongside) return reassign(this.db, taskIds, assigneeId, change);
     return this.db.transaction(async (connection) => {
-      const outcome = await reassign(connection, taskIds, assigneeId);
+      const outcome = await reassign(connection, taskIds, assigneeId, change);
       if (outcome.kind === 'done') await alongside(outcome, connection);
       return outcome;
     });
   }
 }
 
-async function reassign(db: Queryable, taskIds: readonly number[], assigneeId: number): Promise<BulkOutcome> {
+async function reassign(
+  db: Queryable,
+  taskIds: readonly number[],
+  assigneeId: number,
+  change: BulkChange,
+): Promise<BulkOutcome> {
   const rows = await db.query<{ id: number; first: boolean; updated: boolean; assignee_ok: boolean }>(
     BULK_REASSIGN_SQL,
-    [taskIds, assigneeId],
+    [taskIds, assigneeId, change.atMs ?? null, change.actorId ?? null],
   );
   if (rows.length > 0 && !rows[0]!.assignee_ok) return { kind: 'assignee-not-found' };
   return {

@@ -40,12 +40,12 @@ export function toApiError(error: FastifyError, request: FastifyRequest): ApiErr
     const specific = request.routeOptions.config?.mapValidationError?.(error);
     if (specific) return specific;
     const [first] = error.validation;
-    const where = `${error.validationContext ?? 'body'}${first?.instancePath ?? ''}`;
+    const where = `${error.validationContext ?? 'body'}${pathOf(first)}`;
     return new ApiError(
       'VALIDATION_ERROR',
       {
         errors: error.validation.map((v) => ({
-          path: `${error.validationContext ?? 'body'}${v.instancePath}`,
+          path: `${error.validationContext ?? 'body'}${pathOf(v)}`,
           message: v.message,
         })),
       },
@@ -202,4 +202,18 @@ export function registerErrorHandlers(app: FastifyInstance): void {
         errorBody('NOT_FOUND', { message: `No route for ${request.method} ${request.url.split('?')[0]}.` }),
       );
   });
+}
+
+/**
+ * Where a schema violation is: its instance path, and for a field that is not allowed the field
+ * itself (`body/version`), so that every 400 names the field at fault.
+ */
+function pathOf(
+  violation: { instancePath?: string; keyword?: string; params?: unknown } | undefined,
+): string {
+  const path = violation?.instancePath ?? '';
+  const extra = (violation?.params as { additionalProperty?: unknown } | undefined)?.additionalProperty;
+  return violation?.keyword === 'additionalProperties' && typeof extra === 'string'
+    ? `${path}/${extra}`
+    : path;
 }

@@ -10,11 +10,28 @@ import { ApiError } from '../../errors.ts';
 import { IDEMPOTENCY_KEY_MAX_LENGTH, REQUEST_TIMEOUT_MS } from '../../limits.ts';
 import { type Repeat, settleLateRepeat } from './rate-limit.ts';
 
+/**
+ * A route whose success is not a bare 200 (a create's 201 with its Location): the status its
+ * answer is stored for and replayed with, and the headers a replay gets from the stored body.
+ */
+export interface IdempotentAnswer {
+  readonly status: number;
+  readonly headers?: (body: unknown) => Record<string, string>;
+}
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route takes an `Idempotency-Key` header (docs/rules.md#idempotent-bulk-reassignment). */
-    idempotencyKey?: boolean;
+    idempotencyKey?: boolean | IdempotentAnswer;
   }
+}
+
+/** A bulk reassignment's answer: a 200 and its body. */
+const PLAIN_ANSWER: IdempotentAnswer = { status: 200 };
+
+function answerOf(request: FastifyRequest): IdempotentAnswer {
+  const setting = request.routeOptions.config?.idempotencyKey;
+  return typeof setting === 'object' ? setting : PLAIN_ANSWER;
 }
 
 /** The request header naming a key, and the header of an answer replayed from one. */
@@ -134,19 +151,27 @@ function inFlight(): ApiError {
 
 /** A repeat's answer: 409 while its first request is in flight; the stored answer for the same body, 422 for another. */
 function answerHeld(
+  request: FastifyRequest,
   reply: FastifyReply,
   holder: KeyHolder,
   bodyPrint: string,
   done: HookHandlerDoneFunction,
 ): void {
-  if (holder.kind === 'in-flight') done(inFlight());
-  else if (bodyPrint !== holder.fingerprint) done(new ApiError('IDEMPOTENCY_KEY_REUSED'));
-  else
-    reply
-      .code(200)
-      .header(REPLAYED_HEADER, 'true')
-      .header('content-type', 'application/json; charset=utf-8')
-      .send(holder.response);
+  if (holder.kind === 'in-flight') {
+    done(inFlight());
+    return;
+  }
+  if (bodyPrint !== holder.fingerprint) {
+    done(new ApiError('IDEMPOTENCY_KEY_REUSED'));
+    return;
+  }
+  const { status, headers } = answerOf(request);
+  if (headers) reply.headers(headers(JSON.parse(holder.response)));
+  reply
+    .code(status)
+    .header(REPLAYED_HEADER, 'true')
+    .header('content-type', 'application/json; charset=utf-8')
+    .send(holder.response);
 }
 
 export const idempotencyPlugin = fp<IdempotencyPluginOptions>(
@@ -229,21 +254,22 @@ export const idempotencyPlugin = fp<IdempotencyPluginOptions>(
           const bodyPrint = fingerprint(request.body);
           claimFreeKey(request, reply, state.ref, bodyPrint).then((claimed) => {
             states.set(request, claimed);
-            if (claimed instanceof HeldKey) answerHeld(reply, claimed.holder, bodyPrint, done);
+            if (claimed instanceof HeldKey) answerHeld(request, reply, claimed.holder, bodyPrint, done);
             else done();
           }, done);
           return;
         }
         case 'held':
-          return answerHeld(reply, state.holder, fingerprint(request.body), done);
+          return answerHeld(request, reply, state.holder, fingerprint(request.body), done);
         case 'claimed':
           return done();
       }
     };
 
     /**
-     * Before any answer of a request that claimed a key leaves: unless it is a 200 (whose
-     * transaction stored it), the mark is deleted, so the same key may be sent again at once.
+     * Before any answer of a request that claimed a key leaves: unless it is the route's success
+     * (a 200, a create's 201: its transaction stored it), the mark is deleted, so the same key
+     * may be sent again at once.
      */
     const settle = (
       request: FastifyRequest,
@@ -253,7 +279,7 @@ export const idempotencyPlugin = fp<IdempotencyPluginOptions>(
     ) => {
       const state = states.get(request);
       if (state?.kind !== 'claimed') return done(null, payload);
-      if (reply.statusCode === 200) {
+      if (reply.statusCode === answerOf(request).status) {
         if (!options.holdCommittedAnswers) return done(null, payload);
         request.log.warn({ key: state.ref.key }, 'idempotency test hook: answer held after commit');
         return; // never answered: the test kills the process now
@@ -269,7 +295,7 @@ export const idempotencyPlugin = fp<IdempotencyPluginOptions>(
     };
 
     app.addHook('onRoute', (route) => {
-      if (route.config?.idempotencyKey !== true) return;
+      if (!route.config?.idempotencyKey) return;
       route.onRequest = [...[route.onRequest ?? []].flat(), lookAtKey];
       route.preHandler = [...[route.preHandler ?? []].flat(), answerRepeat];
       route.onSend = [...[route.onSend ?? []].flat(), settle];

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { type BulkOutcome, TASK_STATUSES, type TaskStatus } from '../../db/repositories/tasks.ts';
 import { ApiError } from '../../errors.ts';
 import { BULK_MAX_TASKS } from '../../limits.ts';
+import { etagOf } from '../../tasks/task-etag.ts';
 import { keysetCursor } from '../cursor.ts';
 import { storingAnswer } from '../plugins/idempotency.ts';
 import { errorResponses, idSchema, ref } from '../schemas.ts';
@@ -68,14 +69,25 @@ export async function taskRoutes(app: FastifyInstance, { services }: { services:
       summary: 'One task',
       params: { type: 'object', required: ['id'], properties: { id: idSchema } },
       response: {
-        200: { type: 'object', required: ['task'], properties: { task: ref('Task') } },
+        200: {
+          type: 'object',
+          required: ['task'],
+          properties: { task: ref('Task') },
+          headers: {
+            ETag: {
+              type: 'string',
+              description: "The task's version as a strong tag: send it as If-Match to edit it.",
+              required: true,
+            },
+          },
+        },
         ...errorResponses('NOT_FOUND'),
       },
     },
-    handler: async (request) => {
+    handler: async (request, reply) => {
       const task = await tasks.find(request.params.id);
       if (!task) throw new ApiError('NOT_FOUND', {}, `Task ${request.params.id} does not exist.`);
-      return { task };
+      return reply.header('etag', etagOf(task.version)).send({ task });
     },
   });
 
@@ -160,7 +172,11 @@ export async function taskRoutes(app: FastifyInstance, { services }: { services:
     handler: async (request) => {
       const { taskIds, assigneeId } = request.body;
       // With a key, its answer is stored in the reassignment's own transaction.
-      const outcome = await tasks.bulkReassign(taskIds, assigneeId, storingAnswer(request, bulkAnswer));
+      const outcome = await tasks.bulkReassign(taskIds, assigneeId, {
+        actorId: request.user!.id,
+        atMs: services.clock.now(),
+        alongside: storingAnswer(request, bulkAnswer),
+      });
       if (outcome.kind === 'assignee-not-found') throw new ApiError('ASSIGNEE_NOT_FOUND');
       return bulkAnswer(outcome);
     },

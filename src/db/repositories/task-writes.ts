@@ -1,0 +1,149 @@
+// Task writes and their history: insert, the conditional update under a version, history pages, the references a task names.
+import type {
+  FieldChange,
+  HistoryEntry,
+  HistorySource,
+  Task,
+  WritableFields,
+} from '../../tasks/task-fields.ts';
+import type { Queryable } from '../database.ts';
+import { TASK_COLUMNS, type TaskRow, toTask } from './tasks.ts';
+import { maySignInSql } from './users.ts';
+
+/** Writable fields → their columns. */
+const COLUMN_OF: Readonly<Record<keyof WritableFields, string>> = {
+  clientId: 'client_id',
+  title: 'title',
+  description: 'description',
+  status: 'status',
+  priority: 'priority',
+  dueDate: 'due_date',
+  assigneeId: 'assignee_id',
+};
+
+interface HistoryRow {
+  id: number;
+  at: Date | string;
+  actor_id: number | null;
+  actor_name: string | null;
+  source: HistorySource;
+  changes: FieldChange[] | string;
+}
+
+const toEntry = (row: HistoryRow): HistoryEntry => ({
+  id: row.id,
+  at: new Date(row.at).toISOString(),
+  actor: row.actor_id === null ? null : { id: row.actor_id, name: row.actor_name ?? '' },
+  source: row.source,
+  changes: typeof row.changes === 'string' ? JSON.parse(row.changes) : row.changes,
+});
+
+/** Epoch ms as a timestamptz parameter. */
+const AT = (n: number) => `to_timestamp($${n}::float8 / 1000.0)`;
+
+/** Task `id`; with `lock`, its row stays locked until the transaction ends (an edit under `If-Match: *`). */
+export async function findTask(db: Queryable, id: number, lock = false): Promise<Task | null> {
+  const [row] = await db.query<TaskRow>(
+    `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
+    [id],
+  );
+  return row ? toTask(row) : null;
+}
+
+export async function clientExists(db: Queryable, id: number): Promise<boolean> {
+  const rows = await db.query('SELECT 1 FROM clients WHERE id = $1', [id]);
+  return rows.length > 0;
+}
+
+/** An enabled account with role employee: the only kind of assignee. */
+export async function isAssignable(db: Queryable, id: number): Promise<boolean> {
+  const rows = await db.query(
+    `SELECT 1 FROM users u WHERE id = $1 AND role = 'employee' AND ${maySignInSql('u')}`,
+    [id],
+  );
+  return rows.length > 0;
+}
+
+/** Inserts a task with the given fields (the rest take their defaults) and returns it. */
+export async function insertTask(
+  db: Queryable,
+  fields: WritableFields & { clientId: number; title: string },
+  createdBy: number,
+  atMs: number,
+): Promise<Task> {
+  const entries = Object.entries(fields).filter(([, value]) => value !== undefined) as [
+    keyof WritableFields,
+    unknown,
+  ][];
+  const columns = [...entries.map(([field]) => COLUMN_OF[field]), 'created_by', 'created_at', 'updated_at'];
+  const values = [...entries.map(([, value]) => value), createdBy, atMs];
+  const placeholders = [
+    ...entries.map((_, i) => `$${i + 1}`),
+    `$${entries.length + 1}`,
+    AT(entries.length + 2),
+    AT(entries.length + 2),
+  ];
+  const [row] = await db.query<TaskRow>(
+    `INSERT INTO tasks (${columns.join(', ')}) VALUES (${placeholders.join(', ')}) RETURNING ${TASK_COLUMNS}`,
+    values,
+  );
+  return toTask(row!);
+}
+
+/**
+ * Sets `fields` on task `id` only if it is still at `version`, raising the version by one: the
+ * one conditional statement that makes two racing edits of one version end with one winner. Null
+ * when the task is not at that version (or not there) any more.
+ */
+export async function updateAtVersion(
+  db: Queryable,
+  id: number,
+  version: number,
+  fields: WritableFields,
+  atMs: number,
+): Promise<Task | null> {
+  const entries = Object.entries(fields).filter(([, value]) => value !== undefined) as [
+    keyof WritableFields,
+    unknown,
+  ][];
+  const sets = entries.map(([field], i) => `${COLUMN_OF[field]} = $${i + 3}`);
+  const [row] = await db.query<TaskRow>(
+    `UPDATE tasks SET ${[...sets, `updated_at = ${AT(entries.length + 3)}`, 'version = version + 1'].join(', ')}
+      WHERE id = $1 AND version = $2 RETURNING ${TASK_COLUMNS}`,
+    [id, version, ...entries.map(([, value]) => value), atMs],
+  );
+  return row ? toTask(row) : null;
+}
+
+export async function insertHistory(
+  db: Queryable,
+  entry: {
+    taskId: number;
+    atMs: number;
+    actorId: number | null;
+    source: HistorySource;
+    changes: FieldChange[];
+  },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO task_history (task_id, at, actor_id, source, changes) VALUES ($1, ${AT(2)}, $3, $4, $5::jsonb)`,
+    [entry.taskId, entry.atMs, entry.actorId, entry.source, JSON.stringify(entry.changes)],
+  );
+}
+
+/** A page of a task's history, newest first: entries with an id below `beforeId` when given. */
+export async function historyPage(
+  db: Queryable,
+  taskId: number,
+  beforeId: number | undefined,
+  limit: number,
+): Promise<HistoryEntry[]> {
+  const rows = await db.query<HistoryRow>(
+    `SELECT h.id, h.at, h.actor_id, u.name AS actor_name, h.source, h.changes
+       FROM task_history h LEFT JOIN users u ON u.id = h.actor_id
+      WHERE h.task_id = $1 AND ($2::int IS NULL OR h.id < $2::int)
+      ORDER BY h.id DESC LIMIT $3`,
+    [taskId, beforeId ?? null, limit],
+  );
+  return rows.map(toEntry);
+}

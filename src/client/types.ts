@@ -213,6 +213,7 @@ export const PASSWORD_REFUSAL_REASONS = [
   'too_long',
   'contains_email',
   'common',
+  'weak',
   'breached',
   'unchanged',
 ] as const;

@@ -105,9 +105,8 @@ interface Screening {
 }
 
 /**
- * The list and the estimator's dictionaries take about 9 MB of heap, and a service sets passwords
- * now and then: they go this long after the last one, and come back in about 0.1 s with the next
- * (BENCHMARKS.md).
+ * The list and the estimators take about 8 MB of heap, and a service sets passwords now and then:
+ * they go this long after the last one, and come back in about 40 ms with the next (BENCHMARKS.md).
  */
 const IDLE_RELEASE_MS = 5 * 60 * 1000;
 

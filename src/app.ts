@@ -27,6 +27,7 @@ import { ACCOUNT_CHANGES_CHANNEL, SessionsRepository } from './db/repositories/s
 import { TasksRepository } from './db/repositories/tasks.ts';
 import { UsersRepository } from './db/repositories/users.ts';
 import { seedDemo } from './db/seed.ts';
+import { DeferredCompilations, deferredSerializers } from './http/deferred-compilation.ts';
 import { authorizationPlugin } from './http/plugins/authorization.ts';
 import { csrfPlugin } from './http/plugins/csrf.ts';
 import { databaseOutagePlugin } from './http/plugins/database-outage.ts';
@@ -83,6 +84,8 @@ declare module 'fastify' {
     seededDemo: boolean;
     /** What this start did about the first admin (BOOTSTRAP_ADMIN_*), for the start's log. */
     bootstrapAdmin: BootstrapOutcome;
+    /** The route schemas' compilations still waiting for a first use (http/deferred-compilation.ts). */
+    schemaCompilations: DeferredCompilations;
   }
 }
 
@@ -183,7 +186,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   };
 
   const trustProxy = config.trustProxy;
+  const schemaCompilations = new DeferredCompilations();
   const app = Fastify({
+    schemaController: { compilersFactory: { buildSerializer: deferredSerializers(schemaCompilations) } },
     loggerInstance: logger as FastifyBaseLogger,
     logController: new RequestLogController(),
     bodyLimit: BODY_LIMIT_BYTES,
@@ -202,9 +207,10 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   app.decorate('services', services);
   app.decorate('seededDemo', seeded);
   app.decorate('bootstrapAdmin', bootstrap);
+  app.decorate('schemaCompilations', schemaCompilations);
   // JSON only: any other body type is a 415, not a string for the schema to puzzle over.
   app.removeContentTypeParser('text/plain');
-  app.setValidatorCompiler(validatorCompiler);
+  app.setValidatorCompiler(validatorCompiler(schemaCompilations));
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   const securityEventPurge = schedulePurge(
     () => services.securityEvents.purgeExpired(),

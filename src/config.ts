@@ -1,12 +1,7 @@
 // Reads the environment once, validates every variable, and returns one frozen Config.
 import { randomBytes } from 'node:crypto';
 import { availableParallelism, hostname } from 'node:os';
-import {
-  hasUnstorableCharacter,
-  offlineRefusal,
-  REFUSAL_MESSAGES,
-  UNSTORABLE_PASSWORD,
-} from './auth/password-rules.ts';
+import { hasUnstorableCharacter, offlineRefusal, UNSTORABLE_PASSWORD } from './auth/password-rules.ts';
 import { parseDuration } from './duration.ts';
 import { isEmailAddress } from './email.ts';
 import { BUDGET_FORM, parseBudget } from './rate-limit/budget.ts';
@@ -323,7 +318,7 @@ function bootstrapAdmin(env: Env, problems: string[]): Config['bootstrapAdmin'] 
     // the admin is created, auth/accounts.ts).
     const refusal = offlineRefusal(password, email);
     if (refusal !== null)
-      problems.push(`BOOTSTRAP_ADMIN_PASSWORD is refused (${refusal}): ${REFUSAL_MESSAGES[refusal]}`);
+      problems.push(`BOOTSTRAP_ADMIN_PASSWORD is refused (${refusal.reason}): ${refusal.message}`);
   }
   return { email: email.trim(), password };
 }

@@ -1,5 +1,6 @@
 // The service's own footprint as an operator meets it: time to /readyz and RSS, embedded and on PostgreSQL.
-// Run: node bench/experiments/footprint.ts
+// Run: node bench/experiments/footprint.ts (FOOTPRINT_ROUNDS=7 for medians of 7 starts a row; a shared
+// machine moves the time to /readyz by seconds, the CPU time to it much less).
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -19,6 +20,8 @@ interface FootprintRow {
   readonly mode: string;
   /** Milliseconds from spawn to the first 200 from /readyz. */
   readonly readyMs: number;
+  /** CPU time (user and system, every thread) the server spent until then, in ms. */
+  readonly readyCpuMs: number;
   /** VmRSS after start, 4 logins and 50 task lists, in MiB. */
   readonly rssAfterUseMiB: number;
   /** VmHWM (peak RSS) once 8 logins ran at once, in MiB. */
@@ -28,6 +31,8 @@ interface FootprintRow {
 /** Starts the server, measures, stops it. `dataDir` null means PostgreSQL at `databaseUrl`. */
 async function measureOnce(mode: string, env: Record<string, string>): Promise<FootprintRow> {
   const port = await freePort();
+  // Another server on this machine may hold the default METRICS_PORT: the listener starts as usual, elsewhere.
+  const metricsPort = await freePort();
   const started = performance.now();
   const child = spawn('sh', ['-c', `exec ${START}`], {
     cwd: ROOT,
@@ -36,6 +41,7 @@ async function measureOnce(mode: string, env: Record<string, string>): Promise<F
       ...env,
       PATH: `${path.join(ROOT, 'node_modules', '.bin')}${path.delimiter}${process.env.PATH}`,
       PORT: String(port),
+      METRICS_PORT: String(metricsPort),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
       NODE_ENV: '',
@@ -46,6 +52,7 @@ async function measureOnce(mode: string, env: Record<string, string>): Promise<F
     const base = `http://127.0.0.1:${port}`;
     await waitReady(base, child);
     const readyMs = performance.now() - started;
+    const readyCpuMs = cpuMs(child.pid!);
     for (let i = 0; i < 4; i++) {
       const cookie = await login(base);
       for (let j = 0; j < 13 && i * 13 + j < 50; j++) {
@@ -57,26 +64,54 @@ async function measureOnce(mode: string, env: Record<string, string>): Promise<F
     const rssAfterUseMiB = status(child.pid!).rss;
     await Promise.all(Array.from({ length: 8 }, () => login(base)));
     const peakRssMiB = status(child.pid!).hwm;
-    return { mode, readyMs: Math.round(readyMs), rssAfterUseMiB, peakRssMiB };
+    return { mode, readyMs: Math.round(readyMs), readyCpuMs, rssAfterUseMiB, peakRssMiB };
   } finally {
     child.kill('SIGTERM');
     await new Promise((resolve) => child.once('exit', resolve));
   }
 }
 
-/** Fresh and existing DATA_DIR on the embedded database; PostgreSQL when one answers at `databaseUrl`. */
-async function measureFootprint(databaseUrl: string | null): Promise<FootprintRow[]> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'tp-footprint-'));
-  const rows: FootprintRow[] = [];
+/** Each figure's median over `rows` of one mode. */
+function medianRow(rows: FootprintRow[]): FootprintRow {
+  const median = (pick: (row: FootprintRow) => number) =>
+    rows.map(pick).sort((a, b) => a - b)[Math.floor(rows.length / 2)]!;
+  return {
+    mode: rows.length > 1 ? `${rows[0]!.mode} (median of ${rows.length})` : rows[0]!.mode,
+    readyMs: median((row) => row.readyMs),
+    readyCpuMs: median((row) => row.readyCpuMs),
+    rssAfterUseMiB: median((row) => row.rssAfterUseMiB),
+    peakRssMiB: median((row) => row.peakRssMiB),
+  };
+}
+
+/**
+ * Fresh and existing DATA_DIR on the embedded database; PostgreSQL when one answers at
+ * `databaseUrl`. With `rounds` over 1, each row is the median of that many starts (each fresh
+ * start on a new DATA_DIR; the existing one started again and again).
+ */
+async function measureFootprint(databaseUrl: string | null, rounds = 1): Promise<FootprintRow[]> {
+  const existing = mkdtempSync(path.join(tmpdir(), 'tp-footprint-'));
+  const fresh: FootprintRow[] = [];
+  const again: FootprintRow[] = [];
+  const server: FootprintRow[] = [];
   try {
-    const embedded = { DATA_DIR: dataDir, DATABASE_URL: '' };
-    rows.push(await measureOnce('embedded, empty DATA_DIR', embedded));
-    rows.push(await measureOnce('embedded, existing DATA_DIR', embedded));
-    if (databaseUrl) rows.push(await measureOnce('PostgreSQL (DATABASE_URL)', { DATABASE_URL: databaseUrl }));
+    for (let round = 0; round < rounds; round++) {
+      const dataDir = round === 0 ? existing : mkdtempSync(path.join(tmpdir(), 'tp-footprint-'));
+      try {
+        fresh.push(await measureOnce('embedded, empty DATA_DIR', { DATA_DIR: dataDir, DATABASE_URL: '' }));
+      } finally {
+        if (dataDir !== existing) rmSync(dataDir, { recursive: true, force: true });
+      }
+    }
+    for (let round = 0; round < rounds; round++)
+      again.push(await measureOnce('embedded, existing DATA_DIR', { DATA_DIR: existing, DATABASE_URL: '' }));
+    if (databaseUrl)
+      for (let round = 0; round < rounds; round++)
+        server.push(await measureOnce('PostgreSQL (DATABASE_URL)', { DATABASE_URL: databaseUrl }));
   } finally {
-    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(existing, { recursive: true, force: true });
   }
-  return rows;
+  return [fresh, again, server].filter((rows) => rows.length > 0).map(medianRow);
 }
 
 async function login(base: string): Promise<string> {
@@ -113,6 +148,12 @@ async function waitReady(base: string, child: ChildProcess): Promise<void> {
   throw new Error('server not ready within 120 s');
 }
 
+/** User and system CPU time of a process so far, its threads included, in ms, from /proc (Linux). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks of 1/100 s
+}
+
 /** VmRSS and VmHWM of a process, in MiB, from /proc (Linux). */
 function status(pid: number): { rss: number; hwm: number } {
   const text = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -122,6 +163,9 @@ function status(pid: number): { rss: number; hwm: number } {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const rows = await measureFootprint(process.env.BENCH_DATABASE_URL ?? 'postgres://127.0.0.1:5432/test');
+  const rows = await measureFootprint(
+    process.env.BENCH_DATABASE_URL ?? 'postgres://127.0.0.1:5432/test',
+    Number(process.env.FOOTPRINT_ROUNDS) || 1,
+  );
   console.table(rows);
 }

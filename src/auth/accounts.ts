@@ -11,7 +11,6 @@ import {
   hasUnstorableCharacter,
   PasswordCheckUnavailableError,
   type PasswordRules,
-  REFUSAL_MESSAGES,
   UNSTORABLE_PASSWORD,
 } from './password-rules.ts';
 
@@ -66,7 +65,7 @@ export async function passwordProblem(
   if (hasUnstorableCharacter(password)) return `the password is ${UNSTORABLE_PASSWORD}`;
   try {
     const refusal = await rules.refusal(password, email);
-    return refusal === null ? null : `the password is refused (${refusal}): ${REFUSAL_MESSAGES[refusal]}`;
+    return refusal === null ? null : `the password is refused (${refusal.reason}): ${refusal.message}`;
   } catch (error) {
     if (!(error instanceof PasswordCheckUnavailableError)) throw error;
     return 'the breached-password check (PASSWORD_BREACH_API) did not answer, and PASSWORD_BREACH_API_REQUIRED is set: nothing was changed';

@@ -1,15 +1,10 @@
 // WebAuthn ceremonies (docs/rules.md#passkeys) on SimpleWebAuthn: options with single-use challenges, registration and sign-in checks.
-import {
-  type AuthenticationResponseJSON,
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
 } from '@simplewebauthn/server';
-import { decodeClientDataJSON, isoBase64URL } from '@simplewebauthn/server/helpers';
 import type { StoredCredential } from '../db/repositories/passkeys.ts';
 import type { User } from '../db/repositories/users.ts';
 import { digest } from './tokens.ts';
@@ -45,6 +40,22 @@ export interface ChallengeMarks {
 export type Issued<T> =
   | { readonly options: T; readonly retryAfterMs?: undefined }
   | { readonly options?: undefined; readonly retryAfterMs: number };
+
+let library: Promise<
+  typeof import('@simplewebauthn/server') & typeof import('@simplewebauthn/server/helpers')
+> | null = null;
+
+/**
+ * SimpleWebAuthn, with the ASN.1 and X.509 parsers it brings, loaded at the first ceremony: an
+ * instance on which nobody uses a passkey never holds them (about 5 MB of RSS and 0.1 s of start:
+ * BENCHMARKS.md).
+ */
+function webAuthn() {
+  library ??= Promise.all([import('@simplewebauthn/server'), import('@simplewebauthn/server/helpers')]).then(
+    ([server, helpers]) => ({ ...server, ...helpers }),
+  );
+  return library;
+}
 
 /** The service's own origin (docs/rules.md#authentication-and-csrf) and the RP ID it implies: its host, without port. */
 export interface RelyingParty {
@@ -83,6 +94,7 @@ export class PasskeyCeremonies {
     exclude: readonly { id: string; transports: string[] }[],
     binding: string,
   ): Promise<Issued<PublicKeyCredentialCreationOptionsJSON>> {
+    const { generateRegistrationOptions, isoBase64URL } = await webAuthn();
     const options = await generateRegistrationOptions({
       rpName: RP_NAME,
       rpID: rp.rpId,
@@ -103,6 +115,7 @@ export class PasskeyCeremonies {
    * that is not this session's, used or expired, another origin or RP ID, no user verification.
    */
   async verifyRegistration(rp: RelyingParty, response: RegistrationResponseJSON, binding: string) {
+    const { verifyRegistrationResponse, isoBase64URL } = await webAuthn();
     try {
       const verified = await verifyRegistrationResponse({
         response,
@@ -133,6 +146,7 @@ export class PasskeyCeremonies {
     rp: RelyingParty,
     binding: string,
   ): Promise<Issued<PublicKeyCredentialRequestOptionsJSON>> {
+    const { generateAuthenticationOptions } = await webAuthn();
     const options = await generateAuthenticationOptions({
       rpID: rp.rpId,
       userVerification: 'required',
@@ -147,6 +161,7 @@ export class PasskeyCeremonies {
    * used or expired, or the answer is malformed.
    */
   async takeSignInChallenge(response: AuthenticationResponseJSON, binding: string): Promise<string | null> {
+    const { decodeClientDataJSON } = await webAuthn();
     let challenge: unknown;
     try {
       challenge = decodeClientDataJSON(response.response.clientDataJSON).challenge;
@@ -172,6 +187,7 @@ export class PasskeyCeremonies {
   ): Promise<AssertionOutcome> {
     const handle = response.response.userHandle;
     if (handle && handle !== stored.userHandle) return { ok: false, cloned: false };
+    const { verifyAuthenticationResponse, isoBase64URL } = await webAuthn();
     try {
       const verified = await verifyAuthenticationResponse({
         response,

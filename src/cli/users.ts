@@ -10,7 +10,6 @@ import {
   hasUnstorableCharacter,
   offlineRefusal,
   PasswordRules,
-  REFUSAL_MESSAGES,
   UNSTORABLE_PASSWORD,
 } from '../auth/password-rules.ts';
 import { hashPassword } from '../auth/passwords.ts';
@@ -237,7 +236,7 @@ async function passwordFor(command: Command, email: string): Promise<string | nu
   // API, when configured, is asked by the change itself).
   if (hasUnstorableCharacter(password)) throw new UsageError(`the password is ${UNSTORABLE_PASSWORD}`);
   const refusal = offlineRefusal(password, email);
-  if (refusal) throw new UsageError(`the password is refused (${refusal}): ${REFUSAL_MESSAGES[refusal]}`);
+  if (refusal) throw new UsageError(`the password is refused (${refusal.reason}): ${refusal.message}`);
   return password;
 }
 

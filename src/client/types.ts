@@ -279,6 +279,7 @@ export const PASSWORD_REFUSAL_REASONS = [
   'too_long',
   'contains_email',
   'common',
+  'weak',
   'breached',
   'unchanged',
 ] as const;

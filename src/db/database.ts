@@ -4,7 +4,7 @@ import { cp, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
-import pg from 'pg';
+import type pg from 'pg';
 import { Availability, DatabaseUnavailableError, isStatementTimeout, isUnavailable } from './availability.ts';
 import { LOCK_SOCKET, lockDataDir, makeDataDir } from './data-dir-lock.ts';
 
@@ -79,13 +79,18 @@ export interface DatabaseOptions {
   readonly listenProbeMs?: number;
 }
 
+/** `pg`, loaded only for a PostgreSQL server: the embedded database never holds it (BENCHMARKS.md). */
+let Pg: typeof pg;
+
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  if (options.databaseUrl)
+  if (options.databaseUrl) {
+    Pg ??= (await import('pg')).default;
     return openPostgres(
       options.databaseUrl,
       options.databaseStatementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
       options.listenProbeMs ?? LISTEN_PROBE_MS,
     );
+  }
   if (options.pglite) return wrapPglite(options.pglite);
   await makeDataDir(options.dataDir);
   const lock = await lockDataDir(options.dataDir);
@@ -109,7 +114,7 @@ export function holdsEmbeddedDatabase(dataDir: string): boolean {
  * PGlite's start parameters plus a small memory footprint: PostgreSQL's defaults size shared
  * buffers for a server of its own (128 MB, all touched at start), where the embedded database of
  * one process serves a few hundred rows. These keep the process's memory a fraction of what the
- * defaults take (measured: BENCHMARKS.md).
+ * defaults take; 2 MB of shared buffers hold the pages it serves (measured: BENCHMARKS.md).
  */
 export function pgliteOptions(): { startParams: string[] } {
   return {
@@ -117,7 +122,7 @@ export function pgliteOptions(): { startParams: string[] } {
       ...PGlite.defaultStartParams,
       ...[
         '-c',
-        'shared_buffers=8MB',
+        'shared_buffers=2MB',
         '-c',
         'work_mem=2MB',
         '-c',
@@ -201,7 +206,7 @@ const CLIENT_TIMEOUT_MARGIN_MS = 1000;
  * statement past its timeout on a connection that still works, moves `availability`.
  */
 function openPostgres(url: string, statementTimeoutMs: number, listenProbeMs: number): Database {
-  const pool = new pg.Pool({
+  const pool = new Pg.Pool({
     connectionString: url,
     max: 10,
     // Waiting for a connection (a server that does not answer, or a pool all busy) counts against
@@ -254,7 +259,7 @@ function openPostgres(url: string, statementTimeoutMs: number, listenProbeMs: nu
     try {
       while (availability.awaitsNewConnection && !closed) {
         const since = availability.since;
-        const fresh = new pg.Client({ connectionString: url, connectionTimeoutMillis: statementTimeoutMs });
+        const fresh = new Pg.Client({ connectionString: url, connectionTimeoutMillis: statementTimeoutMs });
         fresh.on('error', () => {});
         try {
           await fresh.connect();
@@ -366,7 +371,7 @@ async function listenOn(
     retry.unref();
   };
   const open = async (): Promise<void> => {
-    const connection = new pg.Client({
+    const connection = new Pg.Client({
       connectionString: url,
       keepAlive: true,
       connectionTimeoutMillis: timeoutMs,

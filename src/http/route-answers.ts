@@ -140,7 +140,9 @@ const DETAILS: Partial<Record<ErrorCode, { properties: Record<string, unknown>; 
       reason: {
         type: 'string',
         enum: PASSWORD_REFUSALS,
-        description: 'Why: too short or too long, the email in it, a common password, or one a breach lists.',
+        description:
+          'Why: too short or too long, the email in it, a common password, one easy to guess (the message says why), ' +
+          'one a breach lists, or (a change of your own) the current password or a temporary one kept in the new.',
       },
     },
     required: ['reason'],

@@ -3,6 +3,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
 import { UNSTORABLE_TEXT } from '../limits.ts';
+import type { DeferredCompilations } from './deferred-compilation.ts';
 
 const common = {
   allErrors: false,
@@ -34,27 +35,34 @@ type Validator = ((data: unknown, context?: object) => boolean) & {
  * A schema whose numbers are unbounded is refused at registration: every number a client sends is
  * an id or a count, and each must say its range (PostgreSQL's `integer` for ids).
  */
-export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart, url, method }) => {
-  const unbounded = unboundedNumbers(schema, '');
-  if (unbounded.length > 0) {
-    throw new Error(
-      `${method} ${url}: ${httpPart} numbers need a minimum and a maximum (${unbounded.join(', ')})`,
-    );
-  }
-  const validate = (httpPart === 'body' ? bodyAjv : urlAjv).compile(schema as object) as ValidateFunction;
-  const checked: Validator = (data, context) => {
-    if (!validate(data, context as Parameters<ValidateFunction>[1])) {
-      checked.errors = validate.errors ?? null;
-      return false;
+export function validatorCompiler(compilations: DeferredCompilations): FastifySchemaCompiler<unknown> {
+  return ({ schema, httpPart, url, method }) => {
+    const unbounded = unboundedNumbers(schema, '');
+    if (unbounded.length > 0) {
+      throw new Error(
+        `${method} ${url}: ${httpPart} numbers need a minimum and a maximum (${unbounded.join(', ')})`,
+      );
     }
-    const unsafe = unsafeValue(data);
-    checked.errors = unsafe ? [unsafe] : null;
-    return unsafe === null;
+    // Ajv's code is made on the route's first request (deferred-compilation.ts).
+    const compiled = compilations.defer(
+      () => (httpPart === 'body' ? bodyAjv : urlAjv).compile(schema as object) as ValidateFunction,
+    );
+    const checked: Validator = (data, context) => {
+      const validate = compiled();
+      if (!validate(data, context as Parameters<ValidateFunction>[1])) {
+        checked.errors = validate.errors ?? null;
+        return false;
+      }
+      const unsafe = unsafeValue(data);
+      checked.errors = unsafe ? [unsafe] : null;
+      return unsafe === null;
+    };
+    // Fastify hands an Ajv validator (one with a schemaEnv) the request as parent, so that a root
+    // value can be coerced: every one here is Ajv's, compiled or not yet.
+    checked.schemaEnv = true;
+    return checked;
   };
-  // Fastify hands Ajv-compiled validators the request as parent, so that a root value can be coerced.
-  checked.schemaEnv = validate.schemaEnv;
-  return checked;
-};
+}
 
 /** The first value in `data` that must not reach SQL, as an Ajv error; null when there is none. */
 export function unsafeValue(data: unknown): ErrorObject | null {

@@ -78,6 +78,11 @@ describe('the Account page: password, sessions, devices, activity', { skip: skip
     assert.equal(await page.locator('#new-password-problem').textContent(), '');
     assert.notEqual((await fieldState(page, 'New password')).invalid, 'true');
 
+    // A guessable one: refused as weak, beside the field, saying what makes it easy to guess.
+    await fillPasswordForm(page, DEMO_PASSWORD, 'abcabcabcabc');
+    await page.locator('#new-password-problem', { hasText: 'easy to guess' }).waitFor();
+    assert.match((await fieldState(page, 'New password')).describedBy, /group of characters repeated/);
+
     // Two copies that differ: said beside the second, nothing sent.
     await fillPasswordForm(page, DEMO_PASSWORD, NEW_PASSWORD, `${NEW_PASSWORD}!`);
     await page.locator('#new-password-again-problem', { hasText: 'not the same' }).waitFor();

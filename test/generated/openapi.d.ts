@@ -7079,10 +7079,10 @@ export interface paths {
               code: "PASSWORD_REFUSED";
               message: string;
               /**
-               * @description Why: too short or too long, the email in it, a common password, or one a breach lists.
+               * @description Why: too short or too long, the email in it, a common password, one easy to guess (the message says why), one a breach lists, or (a change of your own) the current password or a temporary one kept in the new.
                * @enum {string}
                */
-              reason: "too_short" | "too_long" | "contains_email" | "common" | "breached" | "unchanged";
+              reason: "too_short" | "too_long" | "contains_email" | "common" | "weak" | "breached" | "unchanged";
             }]>);
           };
         };

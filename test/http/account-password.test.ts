@@ -21,6 +21,19 @@ import { assertRefused } from '../helpers/rate-limit-headers.ts';
 
 after(closeTestDatabases);
 
+/** Easy to guess for their length (docs/rules.md#accounts): each was taken, and then signed in. */
+const WEAK = [
+  '111111111111',
+  'aaaaaaaaaaaa',
+  ' '.repeat(12),
+  '!password1234',
+  ' password1234',
+  'password1234\u200b',
+  'qwertyuiopas',
+  'abcabcabcabc',
+  '123456789012',
+];
+
 describe('POST /api/auth/password', () => {
   it('rotates the session, ends every other one, forgets every other known device, with one event', async (t) => {
     const test = await testAppFor(t);
@@ -98,8 +111,12 @@ describe('POST /api/auth/password', () => {
       ['', 'too_short'],
       ['x'.repeat(129), 'too_long'],
       ['x'.repeat(20_000), 'too_long'],
+      // The NFKC form is what is hashed, and what is counted: four syllables, six letters.
+      ['\u1100\u1161\u11a8'.repeat(4), 'too_short'],
+      ['a\u0301'.repeat(6), 'too_short'],
       ['Password1234', 'common'],
       ['qwerty123456!', 'common'],
+      ...WEAK.map((password) => [password, 'weak'] as const),
       [`my ${local.toUpperCase()} secret`, 'contains_email'],
       [OWN_PASSWORD, 'unchanged'],
     ] as const) {
@@ -108,8 +125,8 @@ describe('POST /api/auth/password', () => {
         422,
         'PASSWORD_REFUSED',
       );
-      assert.equal(body.reason, reason, password);
-      assert.match(String(body.message), /Choose/);
+      assert.equal(body.reason, reason, JSON.stringify(password));
+      assert.match(String(body.message), reason === 'weak' ? /easy to guess: .+\. Choose/ : /Choose/);
     }
     // Refused before the current password is checked: no budget spent, no check run.
     assert.deepEqual(
@@ -118,6 +135,38 @@ describe('POST /api/auth/password', () => {
     );
     assert.equal((await browser.get('/api/auth/me')).statusCode, 200);
     await signedIn(test, email, OWN_PASSWORD);
+  });
+
+  it('takes a passphrase of ordinary words, which then signs in', async (t) => {
+    const test = await testAppFor(t);
+    const { email } = await freshAccount(test);
+    const browser = await signedIn(test, email);
+    const passphrase = 'copper kettle in the orchard';
+    const response = await changePassword(browser, OWN_PASSWORD, passphrase);
+    assert.equal(response.statusCode, 200, response.body);
+    await signedIn(test, email, passphrase);
+  });
+
+  it('refuses a new password that contains the temporary one it replaces (unchanged), then takes one of the person’s own', async (t) => {
+    const test = await testAppFor(t);
+    const person = await freshAccount(test);
+    const admin = test.client();
+    assert.equal((await admin.login('admin@example.com')).statusCode, 200);
+    const reset = await admin.request({
+      method: 'POST',
+      url: `/api/admin/users/${person.id}/password-reset`,
+    });
+    assert.equal(reset.statusCode, 200, reset.body);
+    const temporary = reset.json<{ temporaryPassword: string }>().temporaryPassword;
+    const browser = await signedIn(test, person.email, temporary);
+    for (const kept of [`${temporary}!`, `mine: ${temporary.toUpperCase()}`, temporary.replaceAll('-', '')]) {
+      const body = assertError(await changePassword(browser, temporary, kept), 422, 'PASSWORD_REFUSED');
+      assert.equal(body.reason, 'unchanged', kept);
+      assert.match(String(body.message), /temporary/);
+    }
+    assert.equal((await changePassword(browser, temporary, NEW_PASSWORD)).statusCode, 200);
+    assert.equal((await test.client().login(person.email, `${temporary}!`)).statusCode, 401);
+    await signedIn(test, person.email, NEW_PASSWORD);
   });
 
   it('answers 400 for bad bodies, never a 5xx', async (t) => {

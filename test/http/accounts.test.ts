@@ -106,14 +106,17 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
 
       // Started again (the variables still set): an admin exists, so nothing is created or changed.
       const again = await buildApp(
-        testConfig({ ...PRODUCTION, ...ADMIN, BOOTSTRAP_ADMIN_PASSWORD: 'x'.repeat(12) }),
+        testConfig({ ...PRODUCTION, ...ADMIN, BOOTSTRAP_ADMIN_PASSWORD: 'another first password' }),
         {
           database: database.db,
         },
       );
       assert.equal(again.bootstrapAdmin, 'admin-exists');
       assert.equal((await database.db.query('SELECT id FROM users')).length, 1);
-      const stillOld = await new TestClient(again, '198.51.100.8').login('root@example.org', 'x'.repeat(12));
+      const stillOld = await new TestClient(again, '198.51.100.8').login(
+        'root@example.org',
+        'another first password',
+      );
       assert.equal(stillOld.statusCode, 401);
       await again.close();
     });

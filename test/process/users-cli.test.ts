@@ -334,6 +334,11 @@ for (const kind of ['embedded', 'postgres'] as const) {
         ],
         [['set-password', '--email', 'f@example.com'], `${'é'.repeat(129)}\n`, /\(too_long\)/],
         [['set-password', '--email', 'f@example.com'], 'Password1234\n', /refused \(common\)/],
+        [
+          ['set-password', '--email', 'f@example.com'],
+          'abcabcabcabc\n',
+          /refused \(weak\): This password is easy to guess/,
+        ],
         [['set-password', '--email', 'frederic@example.com'], 'my name is Frederic!\n', /\(contains_email\)/],
         // What the sign-in refuses cannot be set: U+0000.
         [['set-password', '--email', 'f@example.com'], 'twelve chars and\u0000a NUL\n', /contains U\+0000/],

@@ -15,8 +15,12 @@ import { withPerson } from '../../web/src/people/people-list.ts';
 import { describePeopleError, personState } from '../../web/src/people/people-wording.ts';
 import { viewFromHash, viewsFor } from '../../web/src/shared/portal-view.ts';
 
-const apiError = (status: number, code: string, body: Record<string, unknown> = {}) =>
-  new ApiError({ status, code, message: `the server's words for ${code}`, body: { code, ...body } });
+const apiError = (
+  status: number,
+  code: string,
+  body: Record<string, unknown> = {},
+  message = `the server's words for ${code}`,
+) => new ApiError({ status, code, message, body: { code, ...body } });
 
 const person = (id: number, changes: Partial<AdminUser> = {}): AdminUser => ({
   id,
@@ -34,13 +38,22 @@ describe('a refused password change', () => {
   it('gives every refusal reason its own words, beside the new password', () => {
     const seen = new Set<string>();
     for (const reason of Object.keys(PASSWORD_REFUSALS) as (keyof typeof PASSWORD_REFUSALS)[]) {
-      const problem = passwordChangeProblem(apiError(422, 'PASSWORD_REFUSED', { reason }));
+      const problem = passwordChangeProblem(apiError(422, 'PASSWORD_REFUSED', { reason }, ''));
       assert.deepEqual(problem, { field: 'new', text: PASSWORD_REFUSALS[reason] });
       seen.add(problem.text);
     }
     assert.equal(seen.size, Object.keys(PASSWORD_REFUSALS).length, 'each reason says something else');
     assert.match(PASSWORD_REFUSALS.common, /common/);
     assert.match(PASSWORD_REFUSALS.breached, /breach/);
+  });
+
+  it('shows why a password is weak in the server’s words, which name the pattern found', () => {
+    const why = 'This password is easy to guess: a character repeated, like aaa or 111, is easy to guess.';
+    assert.deepEqual(passwordChangeProblem(apiError(422, 'PASSWORD_REFUSED', { reason: 'weak' }, why)), {
+      field: 'new',
+      text: why,
+    });
+    assert.match(PASSWORD_REFUSALS.weak, /easy to guess/);
   });
 
   it("keeps the server's words for a reason this page does not know yet", () => {

@@ -126,7 +126,9 @@ describe('loadConfig BOOTSTRAP_ADMIN_*', () => {
     // The password rules of every account (auth/password-rules.ts), the first admin's included.
     for (const [password, reason] of [
       ['Password1234', 'common'],
-      ['qwerty123456', 'common'],
+      ['iloveyou2024!', 'common'],
+      ['qwerty123456', 'weak'],
+      ['!password1234', 'weak'],
       ['Rootadmin-2024-x', 'contains_email'],
     ] as const)
       assert.match(
@@ -146,9 +148,10 @@ describe('loadConfig BOOTSTRAP_ADMIN_*', () => {
       BOOTSTRAP_ADMIN_PASSWORD: password,
     });
     const withPassword = (password: string) => problemsOf(env(password));
-    const longest = 'é'.repeat(128); // characters, as a person counts them, not bytes
+    // Characters, as a person counts them, not bytes.
+    const longest = 'copper kettle in the orchard, plum orbit lantern 47 quietly; '.padEnd(128, 'é');
     assert.equal(loadConfig(env(longest)).bootstrapAdmin?.password, longest);
-    assert.deepEqual(withPassword('é'.repeat(129)), [
+    assert.deepEqual(withPassword(`${longest}é`), [
       'BOOTSTRAP_ADMIN_PASSWORD is refused (too_long): Choose a shorter password: at most 128 characters.',
     ]);
     assert.deepEqual(withPassword('twelve chars\u0000'), [

@@ -9,9 +9,11 @@ export interface Client {
 /**
  * Names in the order people look them up: letters before case and accents ("acme" beside "Acme",
  * "Émile" beside "Emile"), then by id. Sorted here rather than by SQL's ORDER BY, whose order
- * follows the database's collation: PGlite's and a PostgreSQL server's may differ.
+ * follows the database's collation: PGlite's and a PostgreSQL server's may differ. Made on the
+ * first list, not at start: a collator loads ICU's collation data (about 40 ms of the start,
+ * BENCHMARKS.md).
  */
-const byName = new Intl.Collator('en', { sensitivity: 'variant', numeric: true });
+let byName: Intl.Collator | null = null;
 
 export class ClientsRepository {
   private readonly db: Queryable;
@@ -23,7 +25,9 @@ export class ClientsRepository {
   /** Every client, sorted by name. */
   async listByName(): Promise<Client[]> {
     const rows = await this.db.query<Client>('SELECT id, name FROM clients');
-    return rows.sort((a, b) => byName.compare(a.name, b.name) || a.id - b.id);
+    byName ??= new Intl.Collator('en', { sensitivity: 'variant', numeric: true });
+    const collator = byName;
+    return rows.sort((a, b) => collator.compare(a.name, b.name) || a.id - b.id);
   }
 
   /** Adds a client; null when another has the name ignoring case (the unique index decides a race). */

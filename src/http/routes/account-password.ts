@@ -5,8 +5,8 @@ import { OwnAccount } from '../../auth/own-account.ts';
 import {
   offlineRefusal,
   PasswordCheckUnavailableError,
-  type PasswordRefusal,
-  REFUSAL_MESSAGES,
+  type Refused,
+  unchangedRefusal,
 } from '../../auth/password-rules.ts';
 import { ApiError, errorBody } from '../../errors.ts';
 import { SIGN_IN_PASSWORD_MAX_LENGTH } from '../../limits.ts';
@@ -21,9 +21,9 @@ import type { Services } from '../services.ts';
 /** What a client waits before asking again when the required breached-password API did not answer. */
 const CHECK_RETRY_AFTER_SECONDS = 30;
 
-/** 422 PASSWORD_REFUSED with its reason and what to do (the message names the remedy). */
-export function passwordRefused(reason: PasswordRefusal): ApiError {
-  return new ApiError('PASSWORD_REFUSED', { reason }, REFUSAL_MESSAGES[reason]);
+/** 422 PASSWORD_REFUSED with its reason and what to do (the message says why and names the remedy). */
+export function passwordRefused({ reason, message }: Refused): ApiError {
+  return new ApiError('PASSWORD_REFUSED', { reason }, message);
 }
 
 export async function accountPasswordRoutes(
@@ -75,8 +75,8 @@ export async function accountPasswordRoutes(
       // The rules that need no network first: a refused password spends no check and no budget.
       const offline =
         offlineRefusal(newPassword, user.email) ??
-        // The same password again (a temporary one kept: the admin who gave it knows it).
-        (newPassword.normalize('NFKC') === currentPassword.normalize('NFKC') ? 'unchanged' : null);
+        // The same password again, or a temporary one kept inside the new one: the admin who gave it knows it.
+        unchangedRefusal(newPassword, currentPassword, user.mustChangePassword);
       if (offline) throw passwordRefused(offline);
       // The current password, checked as a sign-in checks one (src/login/recheck-password.ts).
       const recheck = await recheckPassword(login.passwordChange, {
@@ -99,7 +99,7 @@ export async function accountPasswordRoutes(
           break;
       }
       const { verifiedHash } = recheck;
-      let refusal: PasswordRefusal | null;
+      let refusal: Refused | null;
       try {
         refusal = await passwordRules.refusal(newPassword, user.email);
       } catch (error) {

@@ -2,7 +2,6 @@
 import type { Clock } from '../../clock.ts';
 import { FailoverStore } from './failover-store.ts';
 import { MemoryStore } from './memory-store.ts';
-import { createRedisClient, RedisStore } from './redis-store.ts';
 import type {
   RateLimitStore,
   ReadinessCheck,
@@ -54,6 +53,8 @@ export async function createStore(
 ): Promise<StoreStack> {
   const { redis } = options;
   if (!redis.url && !redis.clusterNodes) return localStack(new MemoryStore({ clock }));
+  // ioredis is loaded only for a configured Redis: an instance without one never holds it (BENCHMARKS.md).
+  const { createRedisClient, RedisStore } = await import('./redis-store.ts');
   const remote = new RedisStore({
     client: createRedisClient(redis),
     keyPrefix: redis.keyPrefix,

@@ -15,10 +15,11 @@ export const PASSWORD_REFUSALS = {
     'Do not use your email address, or the part before the @, as your password. Choose another.',
   common:
     'This password is on a list of common passwords that attackers try first. Choose one that is not: a few unrelated words work well.',
+  weak: 'This password is easy to guess. Choose another one: a few unrelated words make one that is hard to guess and easy to remember.',
   breached:
     'This password has appeared in a data breach, so attackers try it. Choose one you have never used anywhere.',
   unchanged:
-    'This is the password you have now. Choose a new one that only you know (a temporary password is known to the admin who gave it).',
+    'This is, or contains, the password you have now. Choose a new one that only you know (a temporary password is known to the admin who gave it).',
 } as const satisfies Record<PasswordRefusalReason, string>;
 
 /** Which field a refusal of a password change belongs to, and what it says. */
@@ -34,7 +35,13 @@ export function passwordChangeProblem(error: unknown): PasswordChangeProblem {
       return { field: 'current', text: 'Your current password is not correct. Type it again.' };
     if (error.code === 'PASSWORD_REFUSED') {
       const reason = error.body.reason as PasswordRefusalReason | undefined;
-      const text = reason && reason in PASSWORD_REFUSALS ? PASSWORD_REFUSALS[reason] : error.message;
+      // `weak` says why in the server's message (the pattern it found), which the page shows.
+      const text =
+        reason === 'weak' && error.message
+          ? error.message
+          : reason && reason in PASSWORD_REFUSALS
+            ? PASSWORD_REFUSALS[reason]
+            : error.message;
       return { field: 'new', text };
     }
     if (error.code === 'LOGIN_RATE_LIMIT')

@@ -152,6 +152,12 @@ describe('GET /docs/json', () => {
       'POST /api/admin/users/{id}/password-reset',
       'GET /api/admin/users/{id}/passkeys',
       'DELETE /api/admin/users/{id}/passkeys/{passkeyId}',
+      // Tasks (docs/rules.md#tasks).
+      'POST /api/employee/tasks',
+      'PATCH /api/employee/tasks/{id}',
+      'GET /api/employee/tasks/{id}/history',
+      'POST /api/admin/clients',
+      'PATCH /api/admin/clients/{id}',
     ];
     for (const route of contract) assert.ok(routes.includes(route), `${route} is documented`);
     assert.deepEqual(routes.filter((route) => route.includes(' /api')).sort(), [...contract].sort());

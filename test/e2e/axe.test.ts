@@ -61,6 +61,8 @@ describe('axe over every view', { skip: skipWithoutChromium() }, () => {
       await assertNoViolations(page, 'Tasks');
       await page.getByRole('button', { name: 'Reassign 3 tasks' }).click();
       await page.locator('#bulk-outcome', { hasText: '3 succeeded' }).waitFor();
+      // The outcome shows before the table's reload starts (it dims the rows): wait for it to land.
+      await page.locator('tr[data-task-id="2"] td.assignee', { hasText: 'Bob Nguyen' }).waitFor();
       await assertNoViolations(page, 'Tasks, after a reassignment');
 
       await page.getByRole('link', { name: 'Admin' }).click();

@@ -1,12 +1,12 @@
-// The portal in Chromium for the browser tests: the app on a free port, a fresh headless browser.
+// The portal in Chromium for the browser tests: the app on a free port, a fresh context, the login form.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TestContext } from 'node:test';
-import { chromium, type Page } from 'playwright-core';
+import { after, type TestContext } from 'node:test';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { type AppOptions, buildApp } from '../../src/app.ts';
 import { type Clock, systemClock } from '../../src/clock.ts';
 import { testConfig } from './app.ts';
@@ -15,8 +15,16 @@ import { servicesRequired } from './services.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
-/** Skip without Chromium, unless CI requires it (REQUIRE_SERVICES=1): then the tests fail. */
+/**
+ * Skip without Chromium, unless CI requires it (REQUIRE_SERVICES=1): then the tests fail. Every
+ * browser file calls it at its top, where it also has the file's one Chromium closed once the
+ * file's tests are done (see openBrowser).
+ */
 export function skipWithoutChromium(): string | false {
+  if (!closedWithFile) {
+    closedWithFile = true;
+    after(closeFileBrowser);
+  }
   if (existsSync(CHROMIUM) || servicesRequired) return false;
   const message = `Chromium is not installed at ${CHROMIUM} (apt-get install chromium)`;
   console.log(`# skipped: ${message}; set REQUIRE_SERVICES=1 to make this a failure`);
@@ -41,32 +49,59 @@ export async function startPortal(
   return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 }
 
-/** A headless Chromium on a profile directory of its own, as every browser test and probe runs it. */
+/** A headless Chromium on a profile directory of its own, as the probes run it. */
 export function launchChromium(profile: string, viewport = { width: 1024, height: 700 }) {
   return chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
     viewport,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-    ],
+    args: CHROMIUM_ARGS,
   });
 }
 
-/** A headless Chromium with a fresh profile; collects script errors and CSP violations to assert on. */
+/** The command line of every Chromium the tests and probes start. */
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+];
+
+/** The file's one Chromium, started by the first openBrowser. */
+let fileBrowser: Promise<Browser> | undefined;
+/** Whether a hook closes fileBrowser when the file's tests are done (skipWithoutChromium set one). */
+let closedWithFile = false;
+
+async function closeFileBrowser(): Promise<void> {
+  const browser = fileBrowser;
+  fileBrowser = undefined;
+  closedWithFile = false;
+  await (await browser)?.close();
+}
+
+/**
+ * A browser of its own for test `t` (cookies, storage, permissions, clock), as fresh as a new
+ * profile; collects script errors and CSP violations to assert on. It is a context in the file's
+ * one Chromium: starting Chromium took 1.3-2 s of each test, a context takes a fraction of that.
+ */
 export async function openBrowser(t: TestContext, viewport = { width: 1024, height: 700 }) {
-  const profile = await mkdtemp(join(tmpdir(), 'portal-e2e-'));
-  const context = await launchChromium(profile, viewport);
-  t.after(async () => {
-    await context.close();
-    await rm(profile, { recursive: true, force: true });
-  });
+  let context: BrowserContext;
+  if (closedWithFile) {
+    fileBrowser ??= chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    context = await (await fileBrowser).newContext({ viewport });
+    t.after(() => context.close());
+  } else {
+    // Nothing would close a shared Chromium: one for this test alone, on a profile of its own.
+    const profile = await mkdtemp(join(tmpdir(), 'portal-e2e-'));
+    context = await launchChromium(profile, viewport);
+    t.after(async () => {
+      await context.close();
+      await rm(profile, { recursive: true, force: true });
+    });
+  }
   const page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(10_000);
   const problems: string[] = [];

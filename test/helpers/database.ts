@@ -1,5 +1,11 @@
 // Test databases: one embedded PGlite per test file, or a private schema on a real PostgreSQL.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { findPackageJSON } from 'node:module';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { hashPassword } from '../../src/auth/passwords.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
@@ -86,11 +92,56 @@ const resetter = (db: Database) => async () => {
 };
 
 async function openEmbedded(prepared = true): Promise<TestDatabase> {
-  const { PGlite } = await import('@electric-sql/pglite');
-  const pglite = new PGlite();
+  const pglite = prepared ? await migratedPglite() : await bootPglite();
   const db = await openDatabase({ databaseUrl: null, dataDir: '', pglite });
+  // migrate() finds nothing pending on the image and seeds, as on a fresh database.
   if (prepared) await prepare(db);
   return { kind: 'embedded', db, url: null, reset: resetter(db), close: () => pglite.close() };
+}
+
+async function bootPglite(loadDataDir?: Blob): Promise<PGlite> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  const pglite = new PGlite(loadDataDir && { loadDataDir });
+  await pglite.waitReady;
+  return pglite;
+}
+
+const MIGRATE = fileURLToPath(new URL('../../src/db/migrate.ts', import.meta.url));
+const MIGRATIONS = fileURLToPath(new URL('../../src/db/migrations/', import.meta.url));
+const IMAGES = fileURLToPath(new URL('../../node_modules/.cache/test-databases/', import.meta.url));
+
+/**
+ * An in-memory PGlite with every migration applied. Each test file used to run initdb and the
+ * migrations itself (seconds of CPU, times every file); the first file after a change of the
+ * migrations or of PGlite saves the result as an image, which later files load in a fraction of
+ * that. The image is named after what made it, so a stale one is never loaded.
+ */
+async function migratedPglite(): Promise<PGlite> {
+  const image = join(IMAGES, `migrated-${await imageKey()}.tar`);
+  if (existsSync(image)) return bootPglite(new Blob([await readFile(image)]));
+  const pglite = await bootPglite();
+  await migrate(await openDatabase({ databaseUrl: null, dataDir: '', pglite }));
+  const dump = Buffer.from(await (await pglite.dumpDataDir('none')).arrayBuffer());
+  // Written beside and renamed into place: files starting at once never read half an image.
+  await mkdir(IMAGES, { recursive: true });
+  const partial = `${image}.${process.pid}-${randomBytes(4).toString('hex')}`;
+  await writeFile(partial, dump);
+  await rename(partial, image);
+  for (const old of await readdir(IMAGES))
+    if (old.startsWith('migrated-') && old.endsWith('.tar') && join(IMAGES, old) !== image)
+      await rm(join(IMAGES, old), { force: true });
+  return pglite;
+}
+
+/** What the image depends on: PGlite's version, the code that migrates, every migration's name and text. */
+async function imageKey(): Promise<string> {
+  const hash = createHash('sha256');
+  const pgliteManifest = findPackageJSON('@electric-sql/pglite', import.meta.url);
+  hash.update(JSON.parse(await readFile(pgliteManifest!, 'utf8')).version);
+  hash.update(await readFile(MIGRATE));
+  for (const file of (await readdir(MIGRATIONS)).sort())
+    hash.update(`\0${file}\0`).update(await readFile(join(MIGRATIONS, file)));
+  return hash.digest('hex').slice(0, 16);
 }
 
 /** A fresh schema in the server's `test` database, dropped again at close. */

@@ -48,3 +48,15 @@ export async function listeningUrl(output: () => string, exited: Promise<number 
   }
   throw new Error(`the server did not start:\n${output()}`);
 }
+
+/**
+ * The global fetch, asking the server to close the connection after its answer. A keep-alive
+ * connection the test leaves idle would hold a SIGTERM's drain for its idle grace (half of
+ * SHUTDOWN_TIMEOUT: 5 s of every stop); the drain's wait for an idle connection is tested where it
+ * is meant (test/process/ports-and-signals.test.ts, test/integration/drain.test.ts).
+ */
+export function fetch(input: string | URL, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  headers.set('connection', 'close');
+  return globalThis.fetch(input, { ...init, headers });
+}

@@ -6,7 +6,7 @@ import { type AddressInfo, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { listeningUrl, startServer } from '../helpers/server-process.ts';
+import { fetch, listeningUrl, startServer } from '../helpers/server-process.ts';
 
 const directories: string[] = [];
 after(() => Promise.all(directories.map((d) => rm(d, { recursive: true, force: true }))));

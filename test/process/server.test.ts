@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { LOCK_SOCKET } from '../../src/db/data-dir-lock.ts';
 import { freePort } from '../helpers/redis-server.ts';
-import { listeningUrl, startServer as start } from '../helpers/server-process.ts';
+import { fetch, listeningUrl, startServer as start } from '../helpers/server-process.ts';
 
 /** Signs alice in over real HTTP: the pre-session cookie and its token, then the session's. */
 async function signInAsAlice(url: string) {

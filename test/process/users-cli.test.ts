@@ -11,7 +11,7 @@ import { verifyPassword } from '../../src/auth/passwords.ts';
 import { openDatabase, type Queryable } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { privateTestDatabase, type TestDatabase } from '../helpers/database.ts';
-import { listeningUrl, startServer } from '../helpers/server-process.ts';
+import { fetch, listeningUrl, startServer } from '../helpers/server-process.ts';
 import { skipUnless } from '../helpers/services.ts';
 
 const CLI = fileURLToPath(new URL('../../src/cli/users.ts', import.meta.url));

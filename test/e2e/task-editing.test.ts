@@ -1,14 +1,27 @@
 // Tasks in Chromium: create one from the form, edit it, meet another person's change (412) and keep both, its history; clients.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, type TestContext } from 'node:test';
 import type { Page } from 'playwright-core';
 import { ApiClient, MemoryCookieJar } from '../../src/client/index.ts';
 import { ensurePortalBuilt } from '../../web/build.ts';
 import { DEMO_PASSWORD } from '../helpers/app.ts';
-import { CHROMIUM, openBrowser, skipWithoutChromium, startPortal, submitLogin } from '../helpers/browser.ts';
+import {
+  CHROMIUM,
+  openBrowser as openChromium,
+  skipWithoutChromium,
+  startPortal,
+  submitLogin,
+} from '../helpers/browser.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
 import { focused } from '../helpers/focus.ts';
+
+/** A browser whose waits allow for a machine shared with other test runs (the helpers' 10 s doubled). */
+async function openBrowser(t: TestContext, viewport?: { width: number; height: number }): Promise<Page> {
+  const page = await openChromium(t, viewport);
+  page.setDefaultTimeout(20_000);
+  return page;
+}
 
 async function signIn(page: Page, base: string, email: string, hash = '#tasks'): Promise<void> {
   await page.goto(`${base}/${hash}`);
@@ -94,6 +107,41 @@ describe('creating and editing tasks', { skip: skipWithoutChromium() }, () => {
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'new-task-field-title');
   });
 
+  it('sends a create whose connection broke again under the same Idempotency-Key, and makes one task', {
+    timeout: 90_000,
+  }, async (t) => {
+    const base = await startPortal(t);
+    const page = await openBrowser(t);
+    await signIn(page, base, 'alice@example.com');
+    await page.locator('tr[data-task-id="1"]').waitFor();
+    const keys: string[] = [];
+    // The first try reaches the server, which makes the task, but its answer is lost (a connection
+    // reset); the client sends it again by itself, under the same key.
+    await page.route('**/api/employee/tasks', async (route) => {
+      if (route.request().method() !== 'POST') return route.fallback();
+      keys.push(route.request().headers()['idempotency-key'] ?? '');
+      if (keys.length > 1) return route.fallback();
+      await route.fetch();
+      return route.abort('connectionreset');
+    });
+    await page.getByRole('button', { name: 'New task' }).click();
+    const form = page.locator('form.task-form');
+    await form.getByLabel('Client').selectOption({ label: 'Globex Corporation' });
+    await form.getByLabel('Title').fill('Sent twice, made once');
+    await form.getByRole('button', { name: 'Create task' }).click();
+    const heading = page.getByRole('heading', { level: 1, name: /^Task \d+: Sent twice, made once$/ });
+    await heading.waitFor();
+    assert.equal(keys.length, 2);
+    assert.ok(keys[0], 'a key on the first try');
+    assert.equal(keys[1], keys[0], 'the same key on the retry');
+    // One task: the one shown, and none after it.
+    const id = Number(/^Task (\d+):/.exec((await heading.textContent()) ?? '')?.[1]);
+    const alice = await apiAs(base, 'alice@example.com');
+    assert.equal((await alice.getTask(id)).task.title, 'Sent twice, made once');
+    await assert.rejects(alice.getTask(id + 1), { code: 'NOT_FOUND' });
+    assert.notEqual((await alice.getTask(id - 1)).task.title, 'Sent twice, made once');
+  });
+
   it('edits a task, meets another person’s change, keeps what was typed and applies it over theirs; both survive', {
     timeout: 90_000,
   }, async (t) => {
@@ -164,6 +212,18 @@ describe('creating and editing tasks', { skip: skipWithoutChromium() }, () => {
       (await entries.nth(2).textContent()) ?? '',
       /Bob Nguyen edited it.*Description from no description to “First words”/,
     );
+
+    // Fifty more edits: the history shows the newest 50, and Load more brings the rest.
+    let tag = (await alice.getTask(3)).etag;
+    for (let n = 1; n <= 50; n++) tag = (await alice.editTask(3, { title: `Title ${n}` }, tag)).etag;
+    await page.reload();
+    await page.locator('#task-history > li').first().waitFor();
+    assert.equal(await entries.count(), 50);
+    assert.match((await entries.nth(0).textContent()) ?? '', /Title from “Title 49” to “Title 50”/);
+    await page.getByRole('button', { name: 'Load more' }).click();
+    await page.waitForFunction(() => document.querySelectorAll('#task-history > li').length > 50);
+    assert.equal(await entries.count(), 53, 'the 50 titles and the 3 edits before them');
+    assert.equal(await page.getByRole('button', { name: 'Load more' }).count(), 0, 'no more');
   });
 
   it('lets an admin add a client and rename it; a name taken is refused beside its field', {

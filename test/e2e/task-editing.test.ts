@@ -264,9 +264,12 @@ describe('creating and editing tasks', { skip: skipWithoutChromium() }, () => {
     assert.ok((await admin.clients()).some((item) => item.name === 'Umbrella Health'));
     await noSidewaysScroll(page);
 
-    // An employee gets no Clients page.
+    // An employee gets no Clients page; a task that does not exist is said to be none.
     const bob = await openBrowser(t);
     await signIn(bob, base, 'bob@example.com', '#clients');
     await bob.getByRole('heading', { name: 'Tasks', level: 1 }).waitFor();
+    await bob.goto(`${base}/#task/999999`);
+    await bob.getByRole('heading', { name: 'Task 999999', level: 1 }).waitFor();
+    await bob.getByRole('alert').filter({ hasText: 'There is no such task.' }).waitFor();
   });
 });

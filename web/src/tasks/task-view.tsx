@@ -3,6 +3,7 @@ import type { RefObject } from 'preact';
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { type ApiClient, type HistoryEntry, isApiError, type Task } from '../../../src/client/index.ts';
 import { useFocusHandOff, useFocusOnShow } from '../shared/focus-hand-off.ts';
+import { LoadTroubleBanners } from '../shared/load-trouble-banners.tsx';
 import { useDocumentTitle } from '../shared/page-title.ts';
 import { VIEW_HASHES } from '../shared/portal-view.ts';
 import { useLoadTrouble } from '../shared/use-load-trouble.ts';
@@ -79,6 +80,8 @@ export function TaskView({ client, taskId, onSignedOut }: Props) {
     null,
   );
   const [historyBusy, setHistoryBusy] = useState(false);
+  const [reloads, setReloads] = useState(0);
+  const { report, resumed } = trouble;
 
   const signedOut = useCallback(
     (failure: unknown) => {
@@ -111,14 +114,19 @@ export function TaskView({ client, taskId, onSignedOut }: Props) {
         setDraft(draftOf(answer.task));
       },
       (failure: unknown) => {
-        if (current && !signedOut(failure)) setLoadError(describeTaskError(failure));
+        if (!current) return;
+        // No such task is this view's own news; a rate limit, the database away or the session gone
+        // are every page's (a pause with its countdown, then this loads again).
+        if (isApiError(failure, 'NOT_FOUND')) setLoadError(describeTaskError(failure));
+        else report(failure);
       },
     );
     void loadHistory();
     return () => {
       current = false;
     };
-  }, [client, taskId, loadHistory, signedOut]);
+    // `resumed` and `reloads`: the end of a pause, or Try again, loads it again.
+  }, [client, taskId, loadHistory, report, resumed, reloads]);
 
   // A refused field takes focus, read out with its refusal; a conflict takes it to its explanation.
   useLayoutEffect(() => {
@@ -153,8 +161,14 @@ export function TaskView({ client, taskId, onSignedOut }: Props) {
     setProblem(null);
     setError(null);
     if (Object.keys(fields).length === 0) {
-      setOutcome('Nothing to save: no field differs from the task as loaded.');
-      outcomeRef.current?.focus();
+      // After a conflict, the other person may have made the very same changes.
+      setOutcome(
+        conflict
+          ? 'Nothing to save: the task already has every change you made.'
+          : 'Nothing to save: no field differs from the task as loaded.',
+      );
+      setConflict(null);
+      queueMicrotask(() => outcomeRef.current?.focus());
       return;
     }
     if (draft.title.trim() === '') {
@@ -229,13 +243,9 @@ export function TaskView({ client, taskId, onSignedOut }: Props) {
           {loadError}
         </p>
       )}
-      {trouble.error && (
-        <p class="banner error" role="alert">
-          {trouble.error}
-        </p>
-      )}
+      <LoadTroubleBanners trouble={trouble} what="The task" onRetry={() => setReloads((n) => n + 1)} />
       {!loaded || !draft ? (
-        !loadError && <p aria-busy="true">Loading the task…</p>
+        !loadError && !trouble.error && !trouble.pause && <p aria-busy="true">Loading the task…</p>
       ) : (
         <>
           <p class="hint">

@@ -14,10 +14,11 @@ interface Props {
   readonly onSignedOut: (notice: string) => void;
 }
 
+/** The title and description take whole rows; the four choices share the rows below. */
 const NEW_FIELDS: readonly EditedField[] = [
-  'clientId',
   'title',
   'description',
+  'clientId',
   'assigneeId',
   'priority',
   'dueDate',

@@ -19,6 +19,8 @@ import {
   entriesSince,
   etagOf,
   type FieldChange,
+  isOverdue,
+  localToday,
   rebase,
   refusedField,
 } from './task-edit.ts';
@@ -29,6 +31,7 @@ import {
   FIELD_LABELS,
   FIELD_PROBLEMS,
   type Names,
+  OVERDUE,
   SOURCE_LABELS,
   valueWords,
   when,
@@ -249,6 +252,7 @@ export function TaskView({ client, taskId, onSignedOut }: Props) {
       ) : (
         <>
           <p class="hint">
+            {isOverdue(loaded.task, localToday()) && <strong class="overdue">{OVERDUE}. </strong>}
             Version {loaded.task.version}, last changed {when(loaded.task.updatedAt)}. Created{' '}
             {when(loaded.task.createdAt)}.
           </p>

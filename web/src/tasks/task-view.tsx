@@ -95,15 +95,18 @@ export function TaskView({ client, taskId, onSignedOut }: Props) {
     [onSignedOut],
   );
 
+  // Only the latest history request is shown: a save's reload can overtake an earlier one.
+  const historyRequest = useRef(0);
   const loadHistory = useCallback(async () => {
+    const request = ++historyRequest.current;
     setHistoryBusy(true);
     try {
       const page = await client.taskHistory(taskId);
-      setHistory({ entries: page.entries, next: page.nextCursor });
+      if (request === historyRequest.current) setHistory({ entries: page.entries, next: page.nextCursor });
     } catch (failure) {
-      if (!signedOut(failure)) setError(describeTaskError(failure));
+      if (request === historyRequest.current && !signedOut(failure)) setError(describeTaskError(failure));
     } finally {
-      setHistoryBusy(false);
+      if (request === historyRequest.current) setHistoryBusy(false);
     }
   }, [client, taskId, signedOut]);
 
@@ -141,14 +144,16 @@ export function TaskView({ client, taskId, onSignedOut }: Props) {
 
   const loadMore = async () => {
     if (!history?.next || historyBusy) return;
+    const request = ++historyRequest.current;
     setHistoryBusy(true);
     try {
       const page = await client.taskHistory(taskId, history.next);
-      setHistory({ entries: [...history.entries, ...page.entries], next: page.nextCursor });
+      if (request === historyRequest.current)
+        setHistory({ entries: [...history.entries, ...page.entries], next: page.nextCursor });
     } catch (failure) {
-      if (!signedOut(failure)) setError(describeTaskError(failure));
+      if (request === historyRequest.current && !signedOut(failure)) setError(describeTaskError(failure));
     } finally {
-      setHistoryBusy(false);
+      if (request === historyRequest.current) setHistoryBusy(false);
     }
   };
 

@@ -105,6 +105,10 @@ describe('creating and editing tasks', { skip: skipWithoutChromium() }, () => {
     await page.locator('#new-task-field-title-problem').waitFor();
     assert.equal(await form.getByLabel('Title').getAttribute('aria-invalid'), 'true');
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'new-task-field-title');
+    // Cancel closes the form and gives focus back to the button that opened it.
+    await form.getByRole('button', { name: 'Cancel' }).click();
+    assert.equal(await form.count(), 0);
+    assert.equal(await focused(page), 'button "New task"');
   });
 
   it('sends a create whose connection broke again under the same Idempotency-Key, and makes one task', {
@@ -251,6 +255,10 @@ describe('creating and editing tasks', { skip: skipWithoutChromium() }, () => {
     await page.locator('#add-client-problem', { hasText: 'already exists' }).waitFor();
     assert.equal(await page.getByLabel('Client name').getAttribute('aria-invalid'), 'true');
 
+    // Escape cancels a rename and gives focus back to its button.
+    await page.getByRole('button', { name: 'Rename Initech' }).click();
+    await page.getByLabel('New name for Initech').press('Escape');
+    assert.equal(await focused(page), 'button "Rename Initech"');
     await page.getByRole('button', { name: 'Rename Umbrella Corporation' }).click();
     const rename = page.getByLabel('New name for Umbrella Corporation');
     assert.equal(await page.evaluate(() => document.activeElement?.id), await rename.getAttribute('id'));

@@ -112,5 +112,42 @@ describe('axe over every view', { skip: skipWithoutChromium() }, () => {
       await page.getByRole('heading', { name: 'Choose a new password' }).waitFor();
       await assertNoViolations(page, 'Choose a new password');
     });
+
+    it(`finds nothing on New task (a refused field), a task's view (a conflict, its history) and Clients (a name taken) at ${viewport.width} px`, {
+      timeout: 180_000,
+    }, async (t) => {
+      const base = await startPortal(t);
+      const page = await openBrowser(t, viewport);
+      await page.goto(`${base}/#tasks`);
+      await submitLogin(page, 'admin@example.com', DEMO_PASSWORD);
+      await page.locator('tr[data-task-id="1"]').waitFor();
+      await page.getByRole('button', { name: 'New task' }).click();
+      const form = page.locator('form.task-form');
+      await form.getByLabel('Client').selectOption({ label: 'Initech' });
+      await form.getByLabel('Title').fill('Control\u0007character');
+      await form.getByRole('button', { name: 'Create task' }).click();
+      await page.locator('#new-task-field-title-problem').waitFor();
+      await assertNoViolations(page, 'New task, a refused title');
+
+      // Task 4 changed by someone else after it was loaded: the conflict panel and the history.
+      await page.goto(`${base}/#task/4`);
+      await page.getByLabel(/^Title/).waitFor();
+      const other = new ApiClient({ baseUrl: base, cookieJar: new MemoryCookieJar() });
+      await other.login('alice@example.com', DEMO_PASSWORD);
+      await other.editTask(4, { priority: 'high' }, (await other.getTask(4)).etag);
+      await page.getByLabel(/^Description/).fill('Typed before the conflict');
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      await page.locator('#task-conflict').waitFor();
+      await page.locator('#task-history > li').first().waitFor();
+      await assertNoViolations(page, "A task's view, a conflict and its history");
+
+      await page.goto(`${base}/#clients`);
+      await page.locator('#clients tr', { hasText: 'Initech' }).waitFor();
+      await page.getByLabel('Client name').fill('INITECH');
+      await page.getByRole('button', { name: 'Add client' }).click();
+      await page.locator('#add-client-problem').waitFor();
+      await page.getByRole('button', { name: 'Rename Globex Corporation' }).click();
+      await assertNoViolations(page, 'Clients, a name taken and a rename open');
+    });
   }
 });

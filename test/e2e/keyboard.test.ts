@@ -201,6 +201,7 @@ describe('a keyboard-only walk', { skip: skipWithoutChromium() }, () => {
       `the focused skip link shows (${JSON.stringify(skip)})`,
     );
     assert.equal(await walk.press('Tab'), 'link "Skip to the pages"');
+    assert.equal(await walk.press('Tab'), 'button "New task"');
     assert.equal(await walk.press('Tab'), 'combobox "Client"');
     await walk.type('Ini');
     for (const name of ['Assignee', 'Status', 'Per page'])
@@ -221,12 +222,22 @@ describe('a keyboard-only walk', { skip: skipWithoutChromium() }, () => {
       'Reassign is disabled',
     );
     for (const id of [3, 6, 9]) {
+      // Each row's title is a link to the task's own view, between one checkbox and the next.
+      if (id !== 3) assert.match(await walk.press('Tab'), /^link "/);
       assert.match(await walk.press('Tab'), new RegExp(`^checkbox "Select task ${id}:`));
       await walk.press('Space');
     }
     await page.locator('#selection-status', { hasText: '3 of at most 50 selected.' }).waitFor();
-    for (const expected of [/task 6/, /task 3/, /Select all/, /Clear selection/, /Reassign 3 tasks/])
-      assert.match(await walk.press('Shift+Tab'), expected);
+    const back = [
+      /^link "/,
+      /task 6/,
+      /^link "/,
+      /task 3/,
+      /Select all/,
+      /Clear selection/,
+      /Reassign 3 tasks/,
+    ];
+    for (const expected of back) assert.match(await walk.press('Shift+Tab'), expected);
     assert.match(
       await walk.press('Enter', () =>
         page
@@ -239,7 +250,7 @@ describe('a keyboard-only walk', { skip: skipWithoutChromium() }, () => {
     assert.match(await walk.press('Tab'), /^checkbox "Select all/, 'the next Tab goes on from the outcome');
 
     // Back up to the second skip link, and on to the pager.
-    for (let presses = 0; presses < 7; presses++) await walk.press('Shift+Tab');
+    for (let presses = 0; presses < 8; presses++) await walk.press('Shift+Tab');
     assert.equal(await focused(page), 'link "Skip to the pages"');
     assert.equal(await walk.press('Enter'), 'navigation "Pages"');
     assert.equal(await walk.press('Tab'), 'button "Next page"', 'Previous page is disabled on page 1');

@@ -105,7 +105,7 @@ describe('sessions and devices in words', () => {
 
 describe('the People page', () => {
   it('is a page for admins only', () => {
-    assert.deepEqual(viewsFor({ role: 'admin' }), ['tasks', 'people', 'admin']);
+    assert.deepEqual(viewsFor({ role: 'admin' }), ['tasks', 'people', 'clients', 'admin']);
     assert.equal(viewFromHash({ role: 'admin' }, '#people'), 'people');
     assert.equal(viewFromHash({ role: 'employee' }, '#people'), 'tasks');
   });

@@ -28,8 +28,8 @@ const event = (id: number): SecurityEvent => ({
 });
 
 describe('portal views', () => {
-  it('gives admins Tasks, People and Admin, employees Tasks alone (so no navigation)', () => {
-    assert.deepEqual(viewsFor(admin), ['tasks', 'people', 'admin']);
+  it('gives admins Tasks, People, Clients and Admin, employees Tasks alone (so no navigation)', () => {
+    assert.deepEqual(viewsFor(admin), ['tasks', 'people', 'clients', 'admin']);
     assert.deepEqual(viewsFor(employee), ['tasks']);
   });
 

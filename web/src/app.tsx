@@ -4,13 +4,15 @@ import { type ApiClient, isApiError, type User } from '../../src/client/index.ts
 import { AccountPage } from './account/account-page.tsx';
 import { ChangePasswordPage } from './account/change-password-page.tsx';
 import { AdminPage } from './admin/admin-page.tsx';
+import { ClientsPage } from './clients/clients-page.tsx';
 import { LoginPage } from './login/login-page.tsx';
 import { PeoplePage } from './people/people-page.tsx';
 import { retryDeadline } from './shared/deadline.ts';
 import { PORTAL_NAME, useDocumentTitle } from './shared/page-title.ts';
-import { VIEW_HASHES, VIEW_LABELS, viewFromHash, viewsFor } from './shared/portal-view.ts';
+import { taskIdFromHash, VIEW_HASHES, VIEW_LABELS, viewFromHash, viewsFor } from './shared/portal-view.ts';
 import { useCountdown } from './shared/use-countdown.ts';
 import { describeError, duration } from './shared/wording.ts';
+import { TaskView } from './tasks/task-view.tsx';
 import { TasksPage } from './tasks/tasks-page.tsx';
 
 type Session =
@@ -82,6 +84,8 @@ export function App({ client, onPasswordChangeRequired }: Props) {
   const mustChange = session.kind === 'signed-in' && session.user.mustChangePassword === true;
   const views = session.kind === 'signed-in' && !mustChange ? viewsFor(session.user) : [];
   const view = session.kind === 'signed-in' ? viewFromHash(session.user, hash) : 'tasks';
+  // A task's own view (#task/42) belongs to Tasks: the navigation marks Tasks while it is open.
+  const taskId = taskIdFromHash(hash);
   const passwordChosen = () =>
     setSession((now) =>
       now.kind === 'signed-in'
@@ -140,10 +144,14 @@ export function App({ client, onPasswordChangeRequired }: Props) {
             />
           ) : view === 'admin' ? (
             <AdminPage client={client} user={session.user} onSignedOut={ended} />
+          ) : view === 'clients' ? (
+            <ClientsPage client={client} user={session.user} onSignedOut={ended} />
           ) : view === 'people' ? (
             <PeoplePage client={client} user={session.user} onSignedOut={ended} />
           ) : view === 'account' ? (
             <AccountPage client={client} user={session.user} onSignedOut={ended} />
+          ) : taskId !== null ? (
+            <TaskView key={taskId} client={client} taskId={taskId} onSignedOut={ended} />
           ) : (
             <TasksPage client={client} user={session.user} onSignedOut={ended} />
           ))}

@@ -1,7 +1,10 @@
 // The table of one page of tasks, with a checkbox per task and a select-all for the page.
 import type { Task } from '../../../src/client/index.ts';
+import { taskHash } from '../shared/portal-view.ts';
 import { STATUS_LABELS } from '../shared/wording.ts';
 import { headerState, MAX_SELECTED } from './selection.ts';
+import { isOverdue, localToday } from './task-edit.ts';
+import { OVERDUE, PRIORITY_LABELS } from './task-wording.ts';
 
 interface Props {
   readonly tasks: readonly Task[];
@@ -20,6 +23,7 @@ export function TaskTable({ tasks, names, clientNames, selected, busy, onToggle,
     selected,
     tasks.map((task) => task.id),
   );
+  const today = localToday();
   if (tasks.length === 0 && !busy) return <p class="empty">No tasks match these filters.</p>;
   return (
     <table class="tasks" aria-busy={busy}>
@@ -43,6 +47,8 @@ export function TaskTable({ tasks, names, clientNames, selected, busy, onToggle,
           <th scope="col">Client</th>
           <th scope="col">Status</th>
           <th scope="col">Assignee</th>
+          <th scope="col">Priority</th>
+          <th scope="col">Due</th>
         </tr>
       </thead>
       <tbody>
@@ -58,7 +64,8 @@ export function TaskTable({ tasks, names, clientNames, selected, busy, onToggle,
             </td>
             <td data-label="ID">{task.id}</td>
             <td data-label="Title" class="title">
-              {task.title}
+              {/* The task's own view, kept in the address (#task/42). */}
+              <a href={taskHash(task.id)}>{task.title}</a>
             </td>
             <td data-label="Client" class="client">
               {clientNames.get(task.clientId) ?? `Client ${task.clientId}`}
@@ -68,6 +75,11 @@ export function TaskTable({ tasks, names, clientNames, selected, busy, onToggle,
               {task.assigneeId === null
                 ? 'Unassigned'
                 : (names.get(task.assigneeId) ?? `User ${task.assigneeId}`)}
+            </td>
+            <td data-label="Priority">{PRIORITY_LABELS[task.priority]}</td>
+            <td data-label="Due" class="due">
+              {task.dueDate ?? 'No due date'}
+              {isOverdue(task, today) && <strong class="overdue"> {OVERDUE}</strong>}
             </td>
           </tr>
         ))}

@@ -8,6 +8,7 @@ import { VIEW_LABELS } from '../shared/portal-view.ts';
 import { useLoadTrouble } from '../shared/use-load-trouble.ts';
 import { resultsSentence } from '../shared/wording.ts';
 import { BulkPanel } from './bulk-panel.tsx';
+import { NewTask } from './new-task.tsx';
 import { MAX_SELECTED } from './selection.ts';
 import { SkipLinks } from './skip-links.tsx';
 import { type Filters, TaskFilters } from './task-filters.tsx';
@@ -76,6 +77,7 @@ export function TasksPage({ client, user, onSignedOut }: Props) {
       </h1>
       <p class="hint">Signed in as {user.email}.</p>
       <SkipLinks links={SKIPS} />
+      <NewTask client={client} people={employees} clients={clients} onSignedOut={onSignedOut} />
       <LoadTroubleBanners trouble={trouble} what="The tasks" onRetry={pages.reload} />
       <TaskFilters
         employees={employees}

@@ -119,6 +119,7 @@ export interface BulkReassignResult {
  */
 export const CONTROL_NAMES = [
   'task-bulk',
+  'task-import',
   'api-authenticated',
   'api-unauthenticated',
   'login-account',

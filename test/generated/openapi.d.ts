@@ -4333,8 +4333,6 @@ export interface paths {
           dueBefore?: string;
           /** @description id (default), -updatedAt (latest change first), dueDate (no due date last), -priority (most urgent first). */
           sort?: "id" | "-updatedAt" | "dueDate" | "-priority";
-          /** @description nextCursor of the previous page, with the same filters and sort. */
-          cursor?: string;
         };
       };
       responses: {

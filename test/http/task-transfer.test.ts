@@ -111,6 +111,7 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
       const open = parse(filtered.body, { columns: true }) as Record<string, string>[];
       assert.equal(open.length, 1100);
       assertError(await alice.get(`${TASKS}/export?sort=title`), 400, 'VALIDATION_ERROR');
+      assertError(await alice.get(`${TASKS}/export?cursor=abc`), 400, 'VALIDATION_ERROR');
     });
 
     it('imports a file: columns in any order, defaults, history; an export imports back as equal tasks', async (t) => {
@@ -138,10 +139,7 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
       );
 
       // Any order, the rest by default; the import's history entry lists the fields.
-      const small = await importCsv(
-        alice,
-        'title,client\r\nRing back,northwind traders\r\n',
-      );
+      const small = await importCsv(alice, 'title,client\r\nRing back,northwind traders\r\n');
       assert.equal(small.statusCode, 201, small.body);
       const created = (await allTasks(alice)).at(-1)!;
       assert.deepEqual(fields(created), {
@@ -160,6 +158,19 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
       assert.equal(history.entries[0]!.source, 'import');
       assert.equal(history.entries[0]!.actor?.id, 1);
       assert.equal(history.entries[0]!.changes.length, 7);
+
+      // Past one INSERT batch: every row, each with its entry, in file order.
+      const lines = Array.from({ length: 2500 }, (_, i) => `Initech,Row ${i}`);
+      const many = await importCsv(alice, `client,title\n${lines.join('\n')}\n`);
+      assert.equal(many.statusCode, 201, many.body);
+      const [counts] = await db.query<{ tasks: number; entries: number; ordered: boolean }>(
+        `SELECT count(*)::int AS tasks,
+                (SELECT count(*)::int FROM task_history h JOIN tasks t ON t.id = h.task_id
+                  WHERE t.title LIKE 'Row %' AND h.source = 'import') AS entries,
+                bool_and(title = 'Row ' || (id - min_id)) AS ordered
+           FROM (SELECT id, title, min(id) OVER () AS min_id FROM tasks WHERE title LIKE 'Row %') r`,
+      );
+      assert.deepEqual(counts, { tasks: 2500, entries: 2500, ordered: true });
     });
 
     it('refuses a file with any wrong row: 422 by spreadsheet line and column, nothing created', async (t) => {
@@ -214,6 +225,10 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
         headers: { 'content-type': 'application/json' },
       });
       assertError(json, 400, 'VALIDATION_ERROR');
+      const rows = (n: number) => `client,title\n${'Northwind Traders,x\n'.repeat(n)}`;
+      const tooMany = await importCsv(alice, rows(100_001));
+      assertError(tooMany, 413, 'PAYLOAD_TOO_LARGE');
+      assert.match(tooMany.json<{ message: string }>().message, /100,000 rows/);
       const big = Buffer.alloc(20 * 1024 * 1024 + 1, 'a');
       assertError(await importCsv(alice, big), 413, 'PAYLOAD_TOO_LARGE');
       // The JSON routes keep their 64 KiB.

@@ -10,6 +10,9 @@ import type { Services } from '../services.ts';
 
 const CSV_TYPE = 'text/csv; charset=utf-8';
 
+/** The list's parameters but its cursor: an export is every page. */
+const { cursor: _cursor, ...exportQuerySchema } = taskSearchQuerySchema;
+
 export async function taskTransferRoutes(
   app: FastifyInstance,
   { services }: { services: Services },
@@ -22,7 +25,7 @@ export async function taskTransferRoutes(
     schema: {
       tags: ['tasks'],
       summary: 'Every task the list would show for these filters and sort, as one CSV file',
-      querystring: { type: 'object', additionalProperties: false, properties: taskSearchQuerySchema },
+      querystring: { type: 'object', additionalProperties: false, properties: exportQuerySchema },
       response: {
         200: {
           description: `RFC 4180 with a header row: ${CSV_COLUMNS.join(', ')} (client by name, assignee by email). A cell that begins with = + - @ tab or CR gets a leading '.`,
@@ -38,8 +41,7 @@ export async function taskTransferRoutes(
       },
     },
     handler: async (request, reply) => {
-      const { cursor: _cursor, ...query } = request.query;
-      const search = searchOf(query);
+      const search = searchOf(request.query);
       const day = new Date(clock.now()).toISOString().slice(0, 10);
       return reply
         .type(CSV_TYPE)

@@ -12,7 +12,7 @@ import { normaliseEmail } from '../email.ts';
 import { ApiError, type ImportRowCode } from '../errors.ts';
 import { IMPORT_MAX_ROWS, UNSTORABLE_TEXT } from '../limits.ts';
 import { CSV_COLUMNS, type CsvColumn, unguardCell } from './task-csv.ts';
-import { DESCRIPTION_MAX_LENGTH, TASK_PRIORITIES, TASK_STATUSES, TITLE_MAX_LENGTH } from './task-fields.ts';
+import { DESCRIPTION_MAX_LENGTH, TASK_PRIORITIES, TASK_STATUSES } from './task-fields.ts';
 import { checkedFields } from './task-rules.ts';
 
 /** One wrong cell: `line` as a spreadsheet numbers rows (the header is 1), `column` its header. */
@@ -132,7 +132,8 @@ async function checkRows(
   for (const { line, cells, extra } of rows) {
     const wrong = (column: string, code: ImportRowCode, message: string) =>
       errors.push({ line, column, code, message });
-    if (extra) wrong(CSV_COLUMNS[0], 'EXTRA_CELLS', 'The row has more cells than the header has columns.');
+    // Cells past the header's last column have no column name: the error names none.
+    if (extra) wrong('', 'EXTRA_CELLS', 'The row has more cells than the header has columns.');
     const client = cells.client?.trim() ?? '';
     const clientId = clients.get(clientKey(client));
     if (client === '') wrong('client', 'REQUIRED', 'A task needs a client.');
@@ -167,11 +168,7 @@ async function checkRows(
       } catch (error) {
         const problem = (error as ApiError).details?.errors as { message: string }[] | undefined;
         const message = problem?.[0]?.message ?? 'is not valid';
-        wrong(
-          column,
-          'INVALID',
-          `The ${column} ${message}${column === 'title' ? ` (at most ${TITLE_MAX_LENGTH})` : ''}.`,
-        );
+        wrong(column, 'INVALID', `The ${column} ${message}.`);
       }
     }
     if (clientId !== undefined)

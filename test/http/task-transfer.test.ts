@@ -197,7 +197,7 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
           '4 title REQUIRED',
           '4 dueDate INVALID',
           '6 assignee ASSIGNEE_NOT_FOUND',
-          '7 id EXTRA_CELLS',
+          '7  EXTRA_CELLS',
         ],
       );
       assert.equal((await allTasks(alice)).length, count);

@@ -70,8 +70,9 @@ export async function findTasks(
     else {
       const op = sort.descending ? '<' : '>';
       where.push(`(${sort.key}, t.id) ${op} (${param(after.value)}::${sort.type}, ${param(after.id)}::int)`);
+      // A changed task may have moved behind the walk; by id nothing moves, so nothing is left out.
+      where.push(`t.change_seq <= ${param(after.mark)}::bigint`);
     }
-    where.push(`t.change_seq <= ${param(after.mark)}::bigint`);
   }
   const direction = sort?.descending ? 'DESC' : 'ASC';
   const order = sort === null ? 't.id' : `${sort.key} ${direction}, t.id ${direction}`;

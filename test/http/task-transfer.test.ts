@@ -78,8 +78,14 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
       await db.query(
         `UPDATE tasks SET title = '''-already quoted', description = E'\\tindented' WHERE id = 2`,
       );
+      const remaining = (answer: { headers: Record<string, unknown> }) =>
+        Number(/r=(\d+)/.exec(String(answer.headers.ratelimit))?.[1]);
+      const before = remaining(await alice.get(`${TASKS}?limit=1`));
       const response = await alice.get(`${TASKS}/export`);
       assert.equal(response.statusCode, 200, response.body.slice(0, 300));
+      // Two batches read, one request of the generic bucket spent.
+      assert.match(String(response.headers.ratelimit), /^"api-authenticated";/);
+      assert.equal(remaining(response), before - 1);
       assert.equal(response.headers['content-type'], 'text/csv; charset=utf-8');
       assert.equal(
         response.headers['content-disposition'],

@@ -121,10 +121,7 @@ async function checkRows(
   db: Queryable,
   rows: Row[],
 ): Promise<{ tasks: ImportedTask[]; errors: ImportError[] }> {
-  const clientKey = (name: string) => name.trim().toLowerCase();
-  const clients = await clientIdsByName(db, [
-    ...new Set(rows.map((row) => clientKey(row.cells.client ?? ''))),
-  ]);
+  const clients = await clientIdsByName(db, [...new Set(rows.map((row) => row.cells.client?.trim() ?? ''))]);
   const emails = [...new Set(rows.map((row) => normaliseEmail(row.cells.assignee ?? '')).filter(Boolean))];
   const assignees = await assigneeIdsByEmail(db, emails);
   const tasks: ImportedTask[] = [];
@@ -135,7 +132,7 @@ async function checkRows(
     // Cells past the header's last column have no column name: the error names none.
     if (extra) wrong('', 'EXTRA_CELLS', 'The row has more cells than the header has columns.');
     const client = cells.client?.trim() ?? '';
-    const clientId = clients.get(clientKey(client));
+    const clientId = clients.get(client);
     if (client === '') wrong('client', 'REQUIRED', 'A task needs a client.');
     else if (clientId === undefined)
       wrong('client', 'CLIENT_NOT_FOUND', `No client is named ${JSON.stringify(client)}.`);

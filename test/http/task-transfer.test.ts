@@ -165,6 +165,11 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
       assert.equal(history.entries[0]!.actor?.id, 1);
       assert.equal(history.entries[0]!.changes.length, 7);
 
+      // A client's name ignoring case beyond ASCII, as the database folds it; an assignee's email too.
+      await db.query("INSERT INTO clients (name) VALUES ('Élan Vital')");
+      const folded = await importCsv(alice, 'client,title,assignee\n ÉLAN VITAL ,Élan,BOB@example.com\n');
+      assert.equal(folded.statusCode, 201, folded.body);
+
       // Past one INSERT batch: every row, each with its entry, in file order.
       const lines = Array.from({ length: 2500 }, (_, i) => `Initech,Row ${i}`);
       const many = await importCsv(alice, `client,title\n${lines.join('\n')}\n`);

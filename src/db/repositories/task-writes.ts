@@ -148,26 +148,31 @@ export async function historyPage(
   return rows.map(toEntry);
 }
 
-/** Clients by name ignoring case: each lower-cased name of `names` that exists → its id. */
+/**
+ * Clients by name ignoring case: each of `names` that names a client → its id. The database
+ * folds the case, as the unique index on client names does.
+ */
 export async function clientIdsByName(db: Queryable, names: readonly string[]): Promise<Map<string, number>> {
-  const rows = await db.query<{ id: number; name: string }>(
-    'SELECT id, lower(name) AS name FROM clients WHERE lower(name) = ANY($1::text[])',
+  const rows = await db.query<{ id: number; given: string }>(
+    `SELECT c.id, g.name AS given FROM unnest($1::text[]) AS g(name)
+       JOIN clients c ON lower(c.name) = lower(g.name)`,
     [names],
   );
-  return new Map(rows.map((row) => [row.name, row.id]));
+  return new Map(rows.map((row) => [row.given, row.id]));
 }
 
-/** Assignable accounts (enabled employees) by email: each lower-cased email of `emails` → its id. */
+/** Assignable accounts (enabled employees) by email ignoring case: each of `emails` that names one → its id. */
 export async function assigneeIdsByEmail(
   db: Queryable,
   emails: readonly string[],
 ): Promise<Map<string, number>> {
-  const rows = await db.query<{ id: number; email: string }>(
-    `SELECT id, lower(email) AS email FROM users u
-      WHERE lower(email) = ANY($1::text[]) AND role = 'employee' AND ${maySignInSql('u')}`,
+  const rows = await db.query<{ id: number; given: string }>(
+    `SELECT u.id, g.email AS given FROM unnest($1::text[]) AS g(email)
+       JOIN users u ON lower(u.email) = lower(g.email)
+      WHERE u.role = 'employee' AND ${maySignInSql('u')}`,
     [emails],
   );
-  return new Map(rows.map((row) => [row.email, row.id]));
+  return new Map(rows.map((row) => [row.given, row.id]));
 }
 
 /** A task as an import creates it: every writable field given (the defaults filled in already). */

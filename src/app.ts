@@ -55,6 +55,7 @@ import { passkeyRoutes } from './http/routes/passkeys.ts';
 import { rateLimitRoutes } from './http/routes/rate-limits.ts';
 import { securityEventRoutes } from './http/routes/security-events.ts';
 import { taskEditRoutes } from './http/routes/task-edits.ts';
+import { taskTransferRoutes } from './http/routes/task-transfer.ts';
 import { taskRoutes } from './http/routes/tasks.ts';
 import { SHARED_SCHEMAS } from './http/schemas.ts';
 import type { Services } from './http/services.ts';
@@ -291,6 +292,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     passkeyRoutes,
     taskRoutes,
     taskEditRoutes,
+    taskTransferRoutes,
     adminClientRoutes,
     rateLimitRoutes,
     adminRoutes,

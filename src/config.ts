@@ -220,6 +220,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     rateLimits: {
       bulk: read('RATE_LIMIT_BULK', '30/15m', parseBudget, BUDGET_FORM),
+      taskImport: read('RATE_LIMIT_TASK_IMPORT', '10/1h', parseBudget, BUDGET_FORM),
       authenticated: read('RATE_LIMIT_AUTHENTICATED', '1000/15m', parseBudget, BUDGET_FORM),
       unauthenticated: read('RATE_LIMIT_UNAUTHENTICATED', '100/15m', parseBudget, BUDGET_FORM),
       loginAccount: read('RATE_LIMIT_LOGIN_ACCOUNT', '10/15m', parseBudget, BUDGET_FORM),

@@ -1,5 +1,11 @@
 // The table of every error code the API answers with: its HTTP status and its message for people.
-import { BODY_LIMIT_BYTES, BULK_MAX_TASKS, IDEMPOTENCY_KEY_MAX_LENGTH, PASSKEYS_MAX } from './limits.ts';
+import {
+  BODY_LIMIT_BYTES,
+  BULK_MAX_TASKS,
+  IDEMPOTENCY_KEY_MAX_LENGTH,
+  IMPORT_BODY_LIMIT_BYTES,
+  PASSKEYS_MAX,
+} from './limits.ts';
 
 export const ERRORS = {
   VALIDATION_ERROR: { status: 400, message: 'The request is not valid.' },
@@ -27,7 +33,7 @@ export const ERRORS = {
   },
   PAYLOAD_TOO_LARGE: {
     status: 413,
-    message: `The request body is larger than ${BODY_LIMIT_BYTES / 1024} KiB.`,
+    message: `The request body is too large: at most ${BODY_LIMIT_BYTES / 1024} KiB, or ${IMPORT_BODY_LIMIT_BYTES / 1024 / 1024} MiB for a task import.`,
   },
   EMAIL_TAKEN: { status: 409, message: 'An account with this email exists already.' },
   CLIENT_NAME_TAKEN: { status: 409, message: 'A client with this name exists already.' },
@@ -43,6 +49,10 @@ export const ERRORS = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Send the request body as application/json.' },
   ASSIGNEE_NOT_FOUND: { status: 422, message: 'The assignee is not an existing employee.' },
   CLIENT_NOT_FOUND: { status: 422, message: 'The client does not exist.' },
+  IMPORT_INVALID: {
+    status: 422,
+    message: 'Some rows of the file are not valid: nothing was imported. Fix the rows listed and try again.',
+  },
   PASSKEY_INVALID: { status: 422, message: 'The passkey could not be verified or is already registered.' },
   PASSKEY_LIMIT: { status: 422, message: `An account may have at most ${PASSKEYS_MAX} passkeys.` },
   CURRENT_PASSWORD_INVALID: { status: 422, message: 'Your current password is not correct.' },
@@ -56,6 +66,7 @@ export const ERRORS = {
     message: 'This Idempotency-Key was used for another request. Send a new key with a new request.',
   },
   TASK_BULK_RATE_LIMIT: { status: 429, message: 'Too many bulk reassignments. Wait before trying again.' },
+  TASK_IMPORT_RATE_LIMIT: { status: 429, message: 'Too many task imports. Wait before trying again.' },
   API_RATE_LIMIT_AUTHENTICATED: {
     status: 429,
     message: 'Too many requests for this user. Wait before trying again.',
@@ -101,6 +112,16 @@ export const ERRORS = {
 export type ErrorCode = keyof typeof ERRORS;
 
 /** An error the API answers with as `{code, message, ...details}` and the status of its code. */
+/** Why one cell of an imported row is wrong (an IMPORT_INVALID's `errors[].code`). */
+export const IMPORT_ROW_CODES = [
+  'REQUIRED',
+  'INVALID',
+  'CLIENT_NOT_FOUND',
+  'ASSIGNEE_NOT_FOUND',
+  'EXTRA_CELLS',
+] as const;
+export type ImportRowCode = (typeof IMPORT_ROW_CODES)[number];
+
 export class ApiError extends Error {
   readonly statusCode: number;
   readonly code: ErrorCode;

@@ -50,3 +50,9 @@ export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
  * belongs to a request no instance is still working on (its process died before answering).
  */
 export const REQUEST_TIMEOUT_MS = 30_000;
+
+/** A task import's body: at most this many bytes (more: 413 PAYLOAD_TOO_LARGE); the only route past BODY_LIMIT_BYTES. */
+export const IMPORT_BODY_LIMIT_BYTES = 20 * 1024 * 1024;
+
+/** A task import's rows besides its header, at most (more: 413 PAYLOAD_TOO_LARGE). */
+export const IMPORT_MAX_ROWS = 100_000;

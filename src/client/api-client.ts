@@ -22,9 +22,11 @@ import type {
   SecurityEventQuery,
   Session,
   Task,
+  TaskExport,
   TaskFields,
   TaskFilters,
   TaskPage,
+  TaskQuery,
   TaskWithEtag,
   User,
   WebAuthnJSON,
@@ -102,6 +104,12 @@ export interface BulkReassignOptions extends CallOptions {
  */
 export const BULK_RETRIES = 2;
 
+export interface ImportOutcome {
+  readonly created: number;
+  readonly idempotencyKey: string | null;
+  readonly replayed: boolean;
+}
+
 export interface CreateTaskOutcome extends TaskWithEtag {
   readonly idempotencyKey: string | null;
   readonly replayed: boolean;
@@ -116,8 +124,12 @@ const BULK_RETRY_DEFAULT_SECONDS = 1;
 interface Request {
   readonly method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   readonly path: string;
-  readonly query?: Record<string, string | number | undefined>;
+  readonly query?: Record<string, string | number | readonly string[] | undefined>;
   readonly body?: unknown;
+  /** A CSV body, sent as text/csv instead of JSON. */
+  readonly csv?: string;
+  /** What the answer is: JSON by default, or CSV read as text. */
+  readonly accept?: 'text/csv';
   /** Headers of this call beside the client's own (the Idempotency-Key). */
   readonly headers?: Record<string, string>;
   readonly options?: CallOptions;
@@ -128,6 +140,8 @@ interface Answer<T> {
   readonly rateLimit: RateLimitState | null;
   /** The answer carried `Idempotent-Replayed: true`. */
   readonly replayed: boolean;
+  /** The answer's Content-Disposition (an export's file name), or null. */
+  readonly disposition: string | null;
   /** The answer's ETag (a task's version), or null. */
   readonly etag: string | null;
 }
@@ -268,16 +282,61 @@ export class ApiClient {
     return (await this.send<{ user: User }>({ method: 'GET', path: '/api/auth/me', options })).data.user;
   }
 
-  /** One page of tasks, oldest id first; pass the page's `nextCursor` as `cursor` for the next one. */
+  /** One page of tasks, filtered and sorted; pass the page's `nextCursor` as `cursor` for the next one. */
   async tasks(filters: TaskFilters = {}, options?: CallOptions): Promise<TaskPage> {
-    const { assigneeId, clientId, status, limit, cursor } = filters;
+    const { limit, cursor, ...query } = filters;
     const { data } = await this.send<TaskPage>({
       method: 'GET',
       path: '/api/employee/tasks',
-      query: { assigneeId, clientId, status, limit, cursor },
+      query: { ...taskQuery(query), limit, cursor },
       options,
     });
     return data;
+  }
+
+  /** One page of the list: the same call as `tasks`. */
+  listTasks(filters: TaskFilters = {}, options?: CallOptions): Promise<TaskPage> {
+    return this.tasks(filters, options);
+  }
+
+  /** Every task `query` finds, in its sort, as CSV (docs/rules.md#export-and-import). */
+  async exportTasks(query: TaskQuery = {}, options?: CallOptions): Promise<TaskExport> {
+    const { data, disposition } = await this.send<string>({
+      method: 'GET',
+      path: '/api/employee/tasks/export',
+      query: taskQuery(query),
+      accept: 'text/csv',
+      options,
+    });
+    const filename = /filename="([^"]+)"/.exec(disposition ?? '')?.[1] ?? 'tasks.csv';
+    return { csv: data, filename };
+  }
+
+  /**
+   * Creates the tasks of a CSV file, all or none: 422 IMPORT_INVALID's `body.errors` lists the
+   * wrong cells. Keyed as a create is, and retried with its key after a failure of unknown fate.
+   */
+  async importTasks(csv: string, options: BulkReassignOptions = {}): Promise<ImportOutcome> {
+    const idempotencyKey =
+      options.idempotencyKey === undefined ? newIdempotencyKey() : options.idempotencyKey;
+    const request: Request = {
+      method: 'POST',
+      path: '/api/employee/tasks/import',
+      csv,
+      headers: idempotencyKey === null ? undefined : { 'idempotency-key': idempotencyKey },
+      options,
+    };
+    for (let retries = 0; ; retries++) {
+      try {
+        const { data, replayed } = await this.send<{ created: number }>(request);
+        return { created: data.created, idempotencyKey, replayed };
+      } catch (error) {
+        const wait =
+          idempotencyKey !== null && retries < BULK_RETRIES ? this.keyedRetryWait(error, options) : null;
+        if (wait === null) throw error;
+        await this.sleep(wait * 1000, options.signal);
+      }
+    }
   }
 
   async task(id: number, options?: CallOptions): Promise<Task> {
@@ -580,10 +639,13 @@ export class ApiClient {
     query,
     body,
     headers: own,
+    csv,
+    accept,
     options,
   }: Request): Promise<Answer<T>> {
-    const headers: Record<string, string> = { accept: 'application/json', ...own };
+    const headers: Record<string, string> = { accept: accept ?? 'application/json', ...own };
     if (body !== undefined) headers['content-type'] = 'application/json';
+    if (csv !== undefined) headers['content-type'] = 'text/csv; charset=utf-8';
     if (method !== 'GET' && this.token !== null) headers['x-csrf-token'] = this.token;
     const cookie = this.options.cookieJar?.header();
     if (cookie) headers.cookie = cookie;
@@ -593,7 +655,7 @@ export class ApiClient {
       response = await this.fetch(this.baseUrl + path + queryString(query), {
         method,
         headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
+        body: csv ?? (body === undefined ? undefined : JSON.stringify(body)),
         credentials: 'same-origin',
         signal: options?.signal,
       });
@@ -614,8 +676,11 @@ export class ApiClient {
       this.options.onRateLimit?.(rateLimit);
     }
     if (response.ok) {
-      const data = (response.status === 204 ? undefined : await response.json()) as T;
+      const data = (
+        response.status === 204 ? undefined : accept ? await response.text() : await response.json()
+      ) as T;
       return {
+        disposition: response.headers.get('content-disposition'),
         data,
         rateLimit,
         replayed: response.headers.get('idempotent-replayed') === 'true',
@@ -662,10 +727,20 @@ function workAskedBy(error: unknown): WorkAsked | null {
   return bits >= 1 && bits <= WORK_BITS_MAX ? { challenge: work.challenge, bits } : null;
 }
 
+/** The list's and the export's filters as query parameters. */
+function taskQuery(query: TaskQuery): NonNullable<Request['query']> {
+  const { q, assigneeId, clientId, status, priority, dueBefore, sort } = query;
+  return { q, assigneeId, clientId, status, priority, dueBefore, sort } as NonNullable<Request['query']>;
+}
+
 function queryString(query: Request['query']): string {
   if (!query) return '';
   const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, String(value));
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    // A repeated parameter (several statuses) is one value each.
+    for (const one of Array.isArray(value) ? value : [value]) params.append(key, String(one));
+  }
   const text = params.toString();
   return text ? `?${text}` : '';
 }

@@ -7,6 +7,7 @@ export {
   type BulkReassignOutcome,
   type CallOptions,
   type CreateTaskOutcome,
+  type ImportOutcome,
   LOGIN_WORK_ROUNDS,
   type LoginOptions,
   newIdempotencyKey,

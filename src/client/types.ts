@@ -86,14 +86,46 @@ export interface Client {
   readonly name: string;
 }
 
-export interface TaskFilters {
-  readonly assigneeId?: number;
+/** The list's sorts: id (the default), latest change first, due date (none last), most urgent first. */
+export type TaskSort = 'id' | '-updatedAt' | 'dueDate' | '-priority';
+
+/** What the list and the export look for (docs/rules.md#finding-tasks). */
+export interface TaskQuery {
+  /** Words that must each start a word of the title or the description, ignoring case. */
+  readonly q?: string;
+  /** An employee's id, or 'none' for tasks nobody is assigned. */
+  readonly assigneeId?: number | 'none';
   readonly clientId?: number;
-  readonly status?: TaskStatus;
+  /** One status or several. */
+  readonly status?: TaskStatus | readonly TaskStatus[];
+  /** One priority or several. */
+  readonly priority?: TaskPriority | readonly TaskPriority[];
+  /** YYYY-MM-DD: tasks due on or before that day. */
+  readonly dueBefore?: string;
+  readonly sort?: TaskSort;
+}
+
+export interface TaskFilters extends TaskQuery {
   /** 1–200; the server's default is 50. */
   readonly limit?: number;
-  /** The `nextCursor` of the previous page. */
+  /** The `nextCursor` of the previous page, with the same filters and sort. */
   readonly cursor?: string;
+}
+
+/** An export: the CSV text and the file name the server suggests. */
+export interface TaskExport {
+  readonly csv: string;
+  readonly filename: string;
+}
+
+/** One wrong cell of an import (the `errors` of a 422 IMPORT_INVALID's body). */
+export interface ImportRowError {
+  /** The row as a spreadsheet numbers it: the header is 1. */
+  readonly line: number;
+  /** The column's header name. */
+  readonly column: string;
+  readonly code: 'REQUIRED' | 'INVALID' | 'CLIENT_NOT_FOUND' | 'ASSIGNEE_NOT_FOUND' | 'EXTRA_CELLS';
+  readonly message: string;
 }
 
 export interface TaskPage {
@@ -119,6 +151,7 @@ export interface BulkReassignResult {
  */
 export const CONTROL_NAMES = [
   'task-bulk',
+  'task-import',
   'api-authenticated',
   'api-unauthenticated',
   'login-account',

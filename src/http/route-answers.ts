@@ -2,7 +2,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifySchema, RouteOptions } from 'fastify';
 import { PASSWORD_REFUSALS } from '../auth/password-rules.ts';
-import { ERRORS, type ErrorCode } from '../errors.ts';
+import { ERRORS, type ErrorCode, IMPORT_ROW_CODES } from '../errors.ts';
 import { BULK_MAX_TASKS, IDEMPOTENCY_KEY_MAX_LENGTH, PASSKEYS_MAX } from '../limits.ts';
 import {
   BULK_FREE_REPEATS,
@@ -163,6 +163,31 @@ const DETAILS: Partial<Record<ErrorCode, { properties: Record<string, unknown>; 
     },
     required: ['task'],
   },
+  IMPORT_INVALID: {
+    properties: {
+      errors: {
+        type: 'array',
+        maxItems: 100,
+        description: 'The first 100 wrong cells, in file order; nothing was created.',
+        items: {
+          type: 'object',
+          required: ['line', 'column', 'code', 'message'],
+          additionalProperties: false,
+          properties: {
+            line: {
+              type: 'integer',
+              minimum: 2,
+              description: 'The row as a spreadsheet numbers it: the header is 1.',
+            },
+            column: { type: 'string', description: "The column's header name." },
+            code: { type: 'string', enum: IMPORT_ROW_CODES },
+            message: { type: 'string' },
+          },
+        },
+      },
+    },
+    required: ['errors'],
+  },
   PASSKEY_LIMIT: {
     properties: {
       max: { type: 'integer', enum: [PASSKEYS_MAX], description: 'The most passkeys an account may hold.' },
@@ -270,7 +295,7 @@ const IDEMPOTENCY_KEY_PARAMETER = {
         'Location and ETag) is stored for IDEMPOTENCY_TTL (24 h) and replayed to the same ' +
         'caller for the same body with Idempotent-Replayed: true, changing nothing; another body ' +
         'under the key is 422 IDEMPOTENCY_KEY_REUSED; while the first request is in flight, 409 ' +
-        `IDEMPOTENCY_KEY_IN_FLIGHT with Retry-After: 1. On the bulk route the first ${BULK_FREE_REPEATS} repeats of a key ` +
+        `IDEMPOTENCY_KEY_IN_FLIGHT with Retry-After: 1. On the bulk and import routes the first ${BULK_FREE_REPEATS} repeats of a key ` +
         'spend no budget and later ones spend it as a new request does (429 when none is left); elsewhere every repeat is counted by the generic bucket. Other ' +
         'answers are not stored: the key may be sent again. Not valid: 400 IDEMPOTENCY_KEY_INVALID.',
     },

@@ -6,6 +6,7 @@ import type { RateRule } from './stores/store.ts';
 /** The policy names, as sent in the headers and in GET /api/rate-limits (and RATE_LIMIT_SHADOW). */
 export const CONTROL_NAMES = [
   'task-bulk',
+  'task-import',
   'api-authenticated',
   'api-unauthenticated',
   'login-account',
@@ -54,6 +55,7 @@ export interface Control {
 /** What the policy is bound with: a budget per control (from the RATE_LIMIT_* variables) and the shadow list. */
 export interface PolicyLimits {
   readonly bulk: Budget;
+  readonly taskImport: Budget;
   readonly authenticated: Budget;
   readonly unauthenticated: Budget;
   readonly loginAccount: Budget;
@@ -72,6 +74,15 @@ export const CONTROLS: Readonly<Record<ControlName, Control>> = {
     counts: 'every-request',
     reportedFor: 'everyone',
     budget: (l) => l.bulk, // RATE_LIMIT_BULK, default 30/15m
+  },
+  // An import writes up to 100,000 tasks: a budget of its own, per user (docs/rules.md#export-and-import).
+  'task-import': {
+    name: 'task-import',
+    code: 'TASK_IMPORT_RATE_LIMIT',
+    key: 'user',
+    counts: 'every-request',
+    reportedFor: 'signed-in',
+    budget: (l) => l.taskImport, // RATE_LIMIT_TASK_IMPORT, default 10/1h
   },
   'api-authenticated': {
     name: 'api-authenticated',
@@ -261,6 +272,11 @@ export const ROUTE_PLANS: Readonly<Record<string, RoutePlan>> = {
   'PATCH /api/employee/tasks/bulk': {
     kind: 'controls',
     controls: ['task-bulk'],
+    repeats: { free: BULK_FREE_REPEATS },
+  },
+  'POST /api/employee/tasks/import': {
+    kind: 'controls',
+    controls: ['task-import'],
     repeats: { free: BULK_FREE_REPEATS },
   },
   'GET /api/csrf-token': { kind: 'exempt' }, // the login entry path never meets generic pressure

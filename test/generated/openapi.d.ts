@@ -2330,15 +2330,26 @@ export interface paths {
     };
   };
   "/api/employee/tasks": {
-    /** List tasks, oldest id first, filtered, one page at a time */
+    /** List tasks, filtered, searched and sorted, one page at a time */
     get: {
       parameters: {
         query?: {
-          assigneeId?: number;
+          /** @description Words that must each start a word of the title or the description, ignoring case. */
+          q?: string;
+          /** @description A user id, or "none" for tasks nobody is assigned. */
+          assigneeId?: string;
           clientId?: number;
-          status?: "open" | "in_progress" | "done";
-          limit?: number;
+          /** @description One status, or several (repeat the parameter). */
+          status?: ("open" | "in_progress" | "done") | (("open" | "in_progress" | "done")[]);
+          /** @description One priority, or several (repeat the parameter). */
+          priority?: ("low" | "normal" | "high" | "urgent") | (("low" | "normal" | "high" | "urgent")[]);
+          /** @description Tasks due on or before this day (YYYY-MM-DD). */
+          dueBefore?: string;
+          /** @description id (default), -updatedAt (latest change first), dueDate (no due date last), -priority (most urgent first). */
+          sort?: "id" | "-updatedAt" | "dueDate" | "-priority";
+          /** @description nextCursor of the previous page, with the same filters and sort. */
           cursor?: string;
+          limit?: number;
         };
       };
       responses: {
@@ -2528,7 +2539,7 @@ export interface paths {
     post: {
       parameters: {
         header?: {
-          /** @description 1 to 255 printable ASCII characters (a new UUID per operation), kept by the client for its retries: the route's success (a bulk reassignment's 200, a create's 201 with its Location and ETag) is stored for IDEMPOTENCY_TTL (24 h) and replayed to the same caller for the same body with Idempotent-Replayed: true, changing nothing; another body under the key is 422 IDEMPOTENCY_KEY_REUSED; while the first request is in flight, 409 IDEMPOTENCY_KEY_IN_FLIGHT with Retry-After: 1. On the bulk route the first 10 repeats of a key spend no budget and later ones spend it as a new request does (429 when none is left); elsewhere every repeat is counted by the generic bucket. Other answers are not stored: the key may be sent again. Not valid: 400 IDEMPOTENCY_KEY_INVALID. */
+          /** @description 1 to 255 printable ASCII characters (a new UUID per operation), kept by the client for its retries: the route's success (a bulk reassignment's 200, a create's 201 with its Location and ETag) is stored for IDEMPOTENCY_TTL (24 h) and replayed to the same caller for the same body with Idempotent-Replayed: true, changing nothing; another body under the key is 422 IDEMPOTENCY_KEY_REUSED; while the first request is in flight, 409 IDEMPOTENCY_KEY_IN_FLIGHT with Retry-After: 1. On the bulk and import routes the first 10 repeats of a key spend no budget and later ones spend it as a new request does (429 when none is left); elsewhere every repeat is counted by the generic bucket. Other answers are not stored: the key may be sent again. Not valid: 400 IDEMPOTENCY_KEY_INVALID. */
           "Idempotency-Key"?: string;
         };
       };
@@ -3746,7 +3757,7 @@ export interface paths {
     patch: {
       parameters: {
         header?: {
-          /** @description 1 to 255 printable ASCII characters (a new UUID per operation), kept by the client for its retries: the route's success (a bulk reassignment's 200, a create's 201 with its Location and ETag) is stored for IDEMPOTENCY_TTL (24 h) and replayed to the same caller for the same body with Idempotent-Replayed: true, changing nothing; another body under the key is 422 IDEMPOTENCY_KEY_REUSED; while the first request is in flight, 409 IDEMPOTENCY_KEY_IN_FLIGHT with Retry-After: 1. On the bulk route the first 10 repeats of a key spend no budget and later ones spend it as a new request does (429 when none is left); elsewhere every repeat is counted by the generic bucket. Other answers are not stored: the key may be sent again. Not valid: 400 IDEMPOTENCY_KEY_INVALID. */
+          /** @description 1 to 255 printable ASCII characters (a new UUID per operation), kept by the client for its retries: the route's success (a bulk reassignment's 200, a create's 201 with its Location and ETag) is stored for IDEMPOTENCY_TTL (24 h) and replayed to the same caller for the same body with Idempotent-Replayed: true, changing nothing; another body under the key is 422 IDEMPOTENCY_KEY_REUSED; while the first request is in flight, 409 IDEMPOTENCY_KEY_IN_FLIGHT with Retry-After: 1. On the bulk and import routes the first 10 repeats of a key spend no budget and later ones spend it as a new request does (429 when none is left); elsewhere every repeat is counted by the generic bucket. Other answers are not stored: the key may be sent again. Not valid: 400 IDEMPOTENCY_KEY_INVALID. */
           "Idempotency-Key"?: string;
         };
       };
@@ -4247,6 +4258,530 @@ export interface paths {
               /** @description Seconds to wait. */
               retryAfter: number;
             });
+          };
+        };
+        /** @description Something failed on our side; the answer shows nothing of it. */
+        500: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "INTERNAL_ERROR";
+              message: string;
+            };
+          };
+        };
+        /** @description The service cannot answer now: wait Retry-After seconds. */
+        503: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+      };
+    };
+  };
+  "/api/employee/tasks/export": {
+    /** Every task the list would show for these filters and sort, as one CSV file */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Words that must each start a word of the title or the description, ignoring case. */
+          q?: string;
+          /** @description A user id, or "none" for tasks nobody is assigned. */
+          assigneeId?: string;
+          clientId?: number;
+          /** @description One status, or several (repeat the parameter). */
+          status?: ("open" | "in_progress" | "done") | (("open" | "in_progress" | "done")[]);
+          /** @description One priority, or several (repeat the parameter). */
+          priority?: ("low" | "normal" | "high" | "urgent") | (("low" | "normal" | "high" | "urgent")[]);
+          /** @description Tasks due on or before this day (YYYY-MM-DD). */
+          dueBefore?: string;
+          /** @description id (default), -updatedAt (latest change first), dueDate (no due date last), -priority (most urgent first). */
+          sort?: "id" | "-updatedAt" | "dueDate" | "-priority";
+        };
+      };
+      responses: {
+        /** @description RFC 4180 with a header row: id, client, title, description, status, priority, dueDate, assignee (client by name, assignee by email). A cell that begins with = + - @ tab or CR gets a leading '. */
+        200: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+            /** @description attachment; filename="tasks-YYYY-MM-DD.csv" */
+            "Content-Disposition": string;
+          };
+          content: {
+            "text/csv": string;
+          };
+        };
+        /** @description The request is malformed or a field is not valid. */
+        400: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "VALIDATION_ERROR";
+              message: string;
+              /** @description Each field that failed, and why. */
+              errors?: {
+                  path: string;
+                  message: string;
+                }[];
+            };
+          };
+        };
+        /** @description No valid session, or wrong credentials. */
+        401: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNAUTHENTICATED";
+              message: string;
+            };
+          };
+        };
+        /** @description The CSRF token is missing or invalid, or the role does not allow this. */
+        403: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "PASSWORD_CHANGE_REQUIRED";
+              message: string;
+            };
+          };
+        };
+        /** @description A rate-limit control refused: wait Retry-After seconds. */
+        429: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit": number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining": number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset": number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy": string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "API_RATE_LIMIT_AUTHENTICATED" | "API_RATE_LIMIT_UNAUTHENTICATED";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+        /** @description Something failed on our side; the answer shows nothing of it. */
+        500: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "INTERNAL_ERROR";
+              message: string;
+            };
+          };
+        };
+        /** @description The service cannot answer now: wait Retry-After seconds. */
+        503: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "DATABASE_UNAVAILABLE" | "RATE_LIMIT_STORE_UNAVAILABLE";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            });
+          };
+        };
+      };
+    };
+  };
+  "/api/employee/tasks/import": {
+    /** Create up to 100,000 tasks from a CSV file, all or none */
+    post: {
+      parameters: {
+        header?: {
+          /** @description 1 to 255 printable ASCII characters (a new UUID per operation), kept by the client for its retries: the route's success (a bulk reassignment's 200, a create's 201 with its Location and ETag) is stored for IDEMPOTENCY_TTL (24 h) and replayed to the same caller for the same body with Idempotent-Replayed: true, changing nothing; another body under the key is 422 IDEMPOTENCY_KEY_REUSED; while the first request is in flight, 409 IDEMPOTENCY_KEY_IN_FLIGHT with Retry-After: 1. On the bulk and import routes the first 10 repeats of a key spend no budget and later ones spend it as a new request does (429 when none is left); elsewhere every repeat is counted by the generic bucket. Other answers are not stored: the key may be sent again. Not valid: 400 IDEMPOTENCY_KEY_INVALID. */
+          "Idempotency-Key"?: string;
+        };
+      };
+      /** @description CSV with a header row naming its columns, in any order: client and title, and any of id, client, title, description, status, priority, dueDate, assignee (id is ignored). At most 20 MiB. */
+      requestBody: {
+        content: {
+          "text/csv": string;
+        };
+      };
+      responses: {
+        /** @description Created */
+        201: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+            /** @description The stored answer of an earlier request with the same Idempotency-Key: nothing was changed now. */
+            "Idempotent-Replayed"?: "true";
+          };
+          content: {
+            "application/json": {
+              created: number;
+            };
+          };
+        };
+        /** @description The request is malformed or a field is not valid. */
+        400: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & (OneOf<[{
+              /** @enum {string} */
+              code: "IDEMPOTENCY_KEY_INVALID" | "INVALID_JSON";
+              message: string;
+            }, {
+              /** @enum {string} */
+              code: "VALIDATION_ERROR";
+              message: string;
+              /** @description Each field that failed, and why. */
+              errors?: {
+                  path: string;
+                  message: string;
+                }[];
+            }]>);
+          };
+        };
+        /** @description No valid session, or wrong credentials. */
+        401: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNAUTHENTICATED";
+              message: string;
+            };
+          };
+        };
+        /** @description The CSRF token is missing or invalid, or the role does not allow this. */
+        403: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & ({
+              /** @enum {string} */
+              code: "CSRF_INVALID" | "PASSWORD_CHANGE_REQUIRED";
+              message: string;
+            });
+          };
+        };
+        /** @description Another request with the same Idempotency-Key is still in flight, or the name is taken. */
+        409: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+            /** @description Seconds to wait before sending the same request with the same key again. */
+            "Retry-After": 1;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "IDEMPOTENCY_KEY_IN_FLIGHT";
+              message: string;
+              /**
+               * @description Seconds to wait before sending the same request with the same key again.
+               * @enum {integer}
+               */
+              retryAfter: 1;
+            };
+          };
+        };
+        /** @description The body is too large. */
+        413: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "PAYLOAD_TOO_LARGE";
+              message: string;
+            };
+          };
+        };
+        /** @description The body is not JSON. */
+        415: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "UNSUPPORTED_MEDIA_TYPE";
+              message: string;
+            };
+          };
+        };
+        /** @description The request is valid but names something that cannot be used. */
+        422: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit"?: number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining"?: number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset"?: number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy"?: string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit?: string;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & (OneOf<[{
+              /** @enum {string} */
+              code: "IDEMPOTENCY_KEY_REUSED";
+              message: string;
+            }, {
+              /** @enum {string} */
+              code: "IMPORT_INVALID";
+              message: string;
+              /** @description The first 100 wrong cells, in file order; nothing was created. */
+              errors: ({
+                  /** @description The row as a spreadsheet numbers it: the header is 1. */
+                  line: number;
+                  /** @description The column's header name. */
+                  column: string;
+                  /** @enum {string} */
+                  code: "REQUIRED" | "INVALID" | "CLIENT_NOT_FOUND" | "ASSIGNEE_NOT_FOUND" | "EXTRA_CELLS";
+                  message: string;
+                })[];
+            }]>);
+          };
+        };
+        /** @description A rate-limit control refused: wait Retry-After seconds. */
+        429: {
+          headers: {
+            /** @description No answer of the API is stored by caches. */
+            "Cache-Control": "no-store";
+            /** @description The budget of the control that applied (requests per window). */
+            "RateLimit-Limit": number;
+            /** @description How many more requests it would admit now. */
+            "RateLimit-Remaining": number;
+            /** @description Seconds until it admits a request again (0 when it would now). */
+            "RateLimit-Reset": number;
+            /** @description The control that applied, its budget (q) and its window in seconds (w). */
+            "RateLimit-Policy": string;
+            /** @description The same control, what remains (r) and the seconds until it admits again (t). */
+            RateLimit: string;
+            /** @description Seconds to wait before trying again (429 and 503). */
+            "Retry-After": number;
+          };
+          content: {
+            "application/json": components["schemas"]["Error"] & {
+              /** @enum {string} */
+              code: "TASK_IMPORT_RATE_LIMIT";
+              message: string;
+              /** @description Seconds to wait. */
+              retryAfter: number;
+            };
           };
         };
         /** @description Something failed on our side; the answer shows nothing of it. */

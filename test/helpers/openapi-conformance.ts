@@ -124,6 +124,11 @@ export class AnswerChecker {
 
   private bodyProblems(answer: ResponseObject, response: LightMyRequestResponse): string[] {
     const json = answer.content?.['application/json'];
+    // A CSV answer (the task export) is text the document does not describe further.
+    if (answer.content?.['text/csv']) {
+      const type = String(response.headers['content-type'] ?? '');
+      return type.startsWith('text/csv') ? [] : [`content-type ${JSON.stringify(type)} is not text/csv`];
+    }
     if (!json) {
       return response.body === ''
         ? []

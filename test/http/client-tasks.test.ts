@@ -51,4 +51,40 @@ describe('ApiClient: tasks', () => {
     );
     assert.equal(history.nextCursor, null);
   });
+
+  it('lists with q, several statuses and a sort, exports CSV and imports it back, reads an IMPORT_INVALID', async (t) => {
+    const test = await createTestApp();
+    t.after(test.close);
+    await test.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = test.app.server.address() as AddressInfo;
+    const alice = new ApiClient({ baseUrl: `http://127.0.0.1:${port}`, cookieJar: new MemoryCookieJar() });
+    await alice.login('alice@example.com', DEMO_PASSWORD);
+
+    const query = { q: 'invoice', status: ['open', 'done'], sort: '-priority', assigneeId: 'none' } as const;
+    const first = await alice.listTasks({ ...query, limit: 2 });
+    assert.equal(first.tasks.length, 2);
+    assert.ok(first.nextCursor);
+    const ids = [...first.tasks.map((task) => task.id)];
+    for (let cursor: string | null = first.nextCursor; cursor !== null; ) {
+      const page = await alice.tasks({ ...query, limit: 2, cursor });
+      ids.push(...page.tasks.map((task) => task.id));
+      cursor = page.nextCursor;
+    }
+    for (const id of ids) {
+      const { task } = await alice.getTask(id);
+      assert.match(task.title, /invoice/i);
+      assert.ok(task.status !== 'in_progress' && task.assigneeId === null);
+    }
+
+    const exported = await alice.exportTasks(query);
+    assert.match(exported.filename, /^tasks-\d{4}-\d{2}-\d{2}\.csv$/);
+    assert.equal(exported.csv.trimEnd().split('\r\n').length, ids.length + 1);
+    const imported = await alice.importTasks(exported.csv);
+    assert.deepEqual(imported.created, ids.length);
+    const refused = await alice.importTasks('client,title\r\nNobody,x\r\n').catch((error: unknown) => error);
+    assert.ok(refused instanceof ApiError && refused.code === 'IMPORT_INVALID');
+    assert.deepEqual(refused.body.errors, [
+      { line: 2, column: 'client', code: 'CLIENT_NOT_FOUND', message: 'No client is named "Nobody".' },
+    ]);
+  });
 });

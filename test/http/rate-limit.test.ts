@@ -248,6 +248,7 @@ describe('GET /api/rate-limits', () => {
       'login-ip',
       'passkey-options',
       'task-bulk',
+      'task-import',
     ]);
     assert.equal(report.get('task-bulk')!.remaining, 0);
     assert.equal(report.get('task-bulk')!.resetSeconds, 840);

@@ -73,6 +73,7 @@ describe('RATE_LIMIT_SHADOW', () => {
       'login-ip': 'shadow',
       'login-device': 'enforce', // the browser that just logged in is a known device
       'passkey-options': 'enforce',
+      'task-import': 'enforce',
     });
   });
 

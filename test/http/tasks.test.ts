@@ -124,7 +124,12 @@ describe('GET /api/employee/tasks', () => {
       'assigneeId=abc',
       'clientId=-1',
       'status=closed',
-      'status=open&status=done',
+      'status=open&status=closed',
+      'priority=whenever',
+      'dueBefore=2026-02-30',
+      'sort=title',
+      'q=',
+      'cursor=abc',
     ]) {
       assertError(await alice.get(`/api/employee/tasks?${query}`), 400, 'VALIDATION_ERROR');
     }

@@ -219,7 +219,7 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
         await db.query(
           "INSERT INTO tasks (id, client_id, title, status, updated_at) VALUES (1, 2, 'Old', 'done', '2025-01-02T03:04:05Z')",
         );
-        assert.deepEqual(await migrate(db), ['015_task_fields.sql']);
+        assert.deepEqual(await migrate(db), ['015_task_fields.sql', '016_task_search.sql']);
         const task = await new TasksRepository(db).find(1);
         assert.deepEqual(task, {
           id: 1,

@@ -135,6 +135,32 @@ describe('two instances behind nginx', { skip }, () => {
 
   const from = (localAddress: string): Target => ({ ...proxy, localAddress });
 
+  it('lets a task import’s 20 MiB through to the instance, and no other route’s', async (t) => {
+    const agent = new http.Agent({ keepAlive: true });
+    t.after(() => agent.destroy());
+    const target = from('127.0.0.9');
+    const csv = `client,title\r\n${'Northwind Traders,x\r\n'.repeat(Math.floor((19.5 * 1024 * 1024) / 21))}`;
+    assert.ok(csv.length > 19 * 1024 * 1024 && csv.length < 20 * 1024 * 1024);
+    const post = (path: string, body: string) =>
+      send(agent, target, { method: 'POST', path, headers: { 'content-type': 'text/csv' }, body });
+    // The instance answers (no CSRF token, no session here), not nginx's 413.
+    const imported = await post('/api/employee/tasks/import', csv);
+    assert.equal(imported.kind, 'answer', JSON.stringify(imported).slice(0, 300));
+    if (imported.kind === 'answer') {
+      assert.equal(imported.answer.status, 403, imported.answer.body);
+      assert.equal(JSON.parse(imported.answer.body).code, 'CSRF_INVALID');
+    }
+    for (const [path, body] of [
+      ['/api/employee/tasks', csv],
+      ['/api/employee/tasks/import/', csv],
+      ['/api/employee/tasks/import', `${csv}${'y'.repeat(1024 * 1024)}`],
+    ] as const) {
+      const refused = await post(path, body);
+      assert.equal(refused.kind, 'answer', path);
+      if (refused.kind === 'answer') assertApiRefusal(refused.answer, 'PAYLOAD_TOO_LARGE');
+    }
+  });
+
   it('keys each client by the address nginx appended to X-Forwarded-For', async (t) => {
     const agent = new http.Agent({ keepAlive: true });
     t.after(() => agent.destroy());

@@ -147,3 +147,86 @@ export async function historyPage(
   );
   return rows.map(toEntry);
 }
+
+/**
+ * Clients by name ignoring case: each of `names` that names a client → its id. The database
+ * folds the case, as the unique index on client names does.
+ */
+export async function clientIdsByName(db: Queryable, names: readonly string[]): Promise<Map<string, number>> {
+  const rows = await db.query<{ id: number; given: string }>(
+    `SELECT c.id, g.name AS given FROM unnest($1::text[]) AS g(name)
+       JOIN clients c ON lower(c.name) = lower(g.name)`,
+    [names],
+  );
+  return new Map(rows.map((row) => [row.given, row.id]));
+}
+
+/** Assignable accounts (enabled employees) by email ignoring case: each of `emails` that names one → its id. */
+export async function assigneeIdsByEmail(
+  db: Queryable,
+  emails: readonly string[],
+): Promise<Map<string, number>> {
+  const rows = await db.query<{ id: number; given: string }>(
+    `SELECT u.id, g.email AS given FROM unnest($1::text[]) AS g(email)
+       JOIN users u ON lower(u.email) = lower(g.email)
+      WHERE u.role = 'employee' AND ${maySignInSql('u')}`,
+    [emails],
+  );
+  return new Map(rows.map((row) => [row.given, row.id]));
+}
+
+/** A task as an import creates it: every writable field given (the defaults filled in already). */
+export interface ImportedTask {
+  clientId: number;
+  title: string;
+  description: string;
+  status: string;
+  priority: string;
+  dueDate: string | null;
+  assigneeId: number | null;
+}
+
+/**
+ * Inserts `tasks` in their order, with one `import` history entry each listing every field it
+ * starts with, in one statement (a multi-row insert from arrays, the same on both databases).
+ */
+export async function insertImported(
+  db: Queryable,
+  tasks: readonly ImportedTask[],
+  actorId: number,
+  atMs: number,
+): Promise<void> {
+  const field = (name: string, to: string) =>
+    `jsonb_build_object('field', '${name}', 'from', NULL, 'to', ${to})`;
+  await db.query(
+    `WITH input AS (
+       SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::date[], $7::int[])
+         WITH ORDINALITY AS r(client_id, title, description, status, priority, due_date, assignee_id, ord)
+     ), created AS (
+       INSERT INTO tasks (client_id, title, description, status, priority, due_date, assignee_id,
+                          created_by, created_at, updated_at)
+       SELECT client_id, title, description, status, priority, due_date, assignee_id,
+              $8, ${AT(9)}, ${AT(9)}
+         FROM input ORDER BY ord
+       RETURNING id, client_id, title, description, status, priority, due_date, assignee_id, created_at
+     )
+     INSERT INTO task_history (task_id, at, actor_id, source, changes)
+     SELECT id, created_at, $8, 'import', jsonb_build_array(
+              ${field('clientId', 'client_id')}, ${field('title', 'title')},
+              ${field('description', 'description')}, ${field('status', 'status')},
+              ${field('priority', 'priority')}, ${field('dueDate', 'due_date::text')},
+              ${field('assigneeId', 'assignee_id')})
+       FROM created ORDER BY id`,
+    [
+      tasks.map((t) => t.clientId),
+      tasks.map((t) => t.title),
+      tasks.map((t) => t.description),
+      tasks.map((t) => t.status),
+      tasks.map((t) => t.priority),
+      tasks.map((t) => t.dueDate),
+      tasks.map((t) => t.assigneeId),
+      actorId,
+      atMs,
+    ],
+  );
+}

@@ -1,6 +1,8 @@
 // Tasks: filtered keyset pagination, one task, and bulk reassignment in one SQL statement.
 import type { Task, TaskPriority, TaskStatus } from '../../tasks/task-fields.ts';
+import type { TaskPosition, TaskSearch } from '../../tasks/task-search.ts';
 import type { Database, Queryable } from '../database.ts';
+import { type FoundTask, findTasks } from './task-search.ts';
 import { maySignInSql } from './users.ts';
 
 // The domain's lists live with the task's fields; these names stay for their importers.
@@ -140,6 +142,11 @@ export class TasksRepository {
       params,
     );
     return rows.map(toTask);
+  }
+
+  /** Up to `limit` tasks matching `search` in its order, after `after` (docs/rules.md#finding-tasks). */
+  search(search: TaskSearch, after: TaskPosition | undefined, limit: number): Promise<FoundTask[]> {
+    return findTasks(this.db, search, after, limit);
   }
 
   async find(id: number): Promise<Task | null> {

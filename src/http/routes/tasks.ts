@@ -1,24 +1,21 @@
 // Tasks: cursor pages, one task, employees, clients, bulk reassignment (docs/rules.md#bulk-reassignment).
 import type { FastifyInstance } from 'fastify';
-import { type BulkOutcome, TASK_STATUSES, type TaskStatus } from '../../db/repositories/tasks.ts';
+import type { BulkOutcome } from '../../db/repositories/tasks.ts';
 import { ApiError } from '../../errors.ts';
 import { BULK_MAX_TASKS } from '../../limits.ts';
 import { etagOf } from '../../tasks/task-etag.ts';
-import { keysetCursor } from '../cursor.ts';
+import {
+  decodeCursor,
+  encodeCursor,
+  searchOf,
+  type TaskListQuery,
+  taskSearchQuerySchema,
+} from '../../tasks/task-search.ts';
 import { storingAnswer } from '../plugins/idempotency.ts';
 import { errorResponses, idSchema, ref } from '../schemas.ts';
 import type { Services } from '../services.ts';
 
-interface ListQuery {
-  assigneeId?: number;
-  clientId?: number;
-  status?: TaskStatus;
-  limit: number;
-  cursor?: string;
-}
-
-/** Cursors are opaque to clients: the last id of the page, encoded. */
-const cursors = keysetCursor('after', [idSchema.maximum]);
+type ListQuery = TaskListQuery & { limit: number };
 
 export async function taskRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
   const { tasks, users, clients } = services;
@@ -27,16 +24,13 @@ export async function taskRoutes(app: FastifyInstance, { services }: { services:
     config: { access: 'user' },
     schema: {
       tags: ['tasks'],
-      summary: 'List tasks, oldest id first, filtered, one page at a time',
+      summary: 'List tasks, filtered, searched and sorted, one page at a time',
       querystring: {
         type: 'object',
         additionalProperties: false,
         properties: {
-          assigneeId: idSchema,
-          clientId: idSchema,
-          status: { type: 'string', enum: TASK_STATUSES },
+          ...taskSearchQuerySchema,
           limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
-          cursor: { type: 'string', maxLength: 64 },
         },
       },
       response: {
@@ -51,14 +45,15 @@ export async function taskRoutes(app: FastifyInstance, { services }: { services:
       },
     },
     handler: async (request) => {
-      const { cursor, limit, ...filters } = request.query;
-      const page = await tasks.list({
-        ...filters,
-        afterId: cursor ? cursors.decode(cursor)[0] : undefined,
-        limit: limit + 1,
-      });
-      const { rows, nextCursor } = cursors.page(page, limit, (task) => [task.id]);
-      return { tasks: rows, nextCursor };
+      const { cursor, limit, ...query } = request.query;
+      const search = searchOf(query);
+      const after = cursor === undefined ? undefined : decodeCursor(search, cursor);
+      // One more than a page: it only says that another page exists.
+      const found = await tasks.search(search, after, limit + 1);
+      const page = found.slice(0, limit);
+      const last = page[page.length - 1];
+      const nextCursor = found.length > limit && last ? encodeCursor(search, last.position) : null;
+      return { tasks: page.map(({ task }) => task), nextCursor };
     },
   });
 

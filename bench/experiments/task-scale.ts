@@ -1,0 +1,193 @@
+// The task list, export and import at scale on PostgreSQL (docs/rules.md#finding-tasks): a fresh database, N tasks, timings over the port.
+//
+// Run: node bench/experiments/task-scale.ts   (TASK_BENCH_N=1000000, TASK_BENCH_IMPORT=100000,
+// TASK_BENCH_ADMIN_URL=postgres://postgres@127.0.0.1:5432/postgres). Prints one JSON report.
+import type { AddressInfo } from 'node:net';
+import pg from 'pg';
+import { buildApp } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import { DEMO_PASSWORD } from '../../src/db/seed.ts';
+
+const N = Number(process.env.TASK_BENCH_N ?? 1_000_000);
+const IMPORT_ROWS = Number(process.env.TASK_BENCH_IMPORT ?? 100_000);
+const ADMIN_URL = process.env.TASK_BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const SAMPLES = 40;
+const database = `task_bench_${process.pid}`;
+
+const admin = new pg.Client({ connectionString: ADMIN_URL });
+await admin.connect();
+await admin.query(`CREATE DATABASE ${database}`);
+const url = new URL(ADMIN_URL);
+url.pathname = `/${database}`;
+
+const report: Record<string, unknown> = { tasks: N };
+try {
+  const app = await buildApp(
+    loadConfig({
+      ...process.env,
+      NODE_ENV: 'development',
+      DATABASE_URL: url.toString(),
+      SEED_DEMO: 'true',
+      SESSION_SECRET: 'task-bench-secret-task-bench-secret-0123',
+      RATE_LIMIT_AUTHENTICATED: '100000000/1m',
+      RATE_LIMIT_TASK_IMPORT: '1000/1m',
+      LOG_LEVEL: 'warn',
+    }),
+  );
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  // The load runs past the app's statement timeout: its own connection, with none.
+  const db = new pg.Client({ connectionString: url.toString() });
+  await db.connect();
+
+  // 1,000 employees, 500 clients, N tasks spread over them, words from a small vocabulary.
+  let started = performance.now();
+  await db.query(
+    `INSERT INTO users (email, name, role, password_hash)
+     SELECT 'bench' || n || '@example.com', 'Bench ' || n, 'employee', 'x' FROM generate_series(1, 1000) n`,
+  );
+  await db.query(`INSERT INTO clients (name) SELECT 'Client ' || n FROM generate_series(1, 500) n`);
+  await db.query(
+    `INSERT INTO tasks (client_id, title, description, status, priority, due_date, assignee_id, updated_at)
+     SELECT 1 + n % 500,
+            (ARRAY['Review','Prepare','Audit','Call','Update','Draft'])[1 + n % 6] || ' ' ||
+              (ARRAY['contract','invoice','records','expenses','report','budget'])[1 + n / 7 % 6] || ' ' || n,
+            (ARRAY['quarterly','urgent','customer','supplier','internal','annual','regional'])[1 + n / 11 % 7],
+            (ARRAY['open','in_progress','done'])[1 + n % 3],
+            (ARRAY['low','normal','high','urgent'])[1 + n / 3 % 4],
+            CASE WHEN n % 4 = 0 THEN NULL ELSE date '2026-01-01' + n % 700 END,
+            CASE WHEN n % 10 = 0 THEN NULL ELSE (SELECT min(id) FROM users WHERE email LIKE 'bench%') + n % 1000 END,
+            now() - (n % 100000) * interval '1 minute'
+       FROM generate_series(1, $1::int) n`,
+    [N],
+  );
+  await db.query('ANALYZE tasks');
+  await db.end();
+  report.loadSeconds = round((performance.now() - started) / 1000);
+
+  const { cookie, csrf } = await signIn(origin);
+  const get = (path: string) => fetch(origin + path, { headers: { cookie } });
+
+  // The first page of each filter, sort and q; and a page deep in a walk.
+  const lists: Record<string, string> = {
+    default: '',
+    'sort=-updatedAt': 'sort=-updatedAt',
+    'sort=dueDate': 'sort=dueDate',
+    'sort=-priority': 'sort=-priority',
+    'status=open&status=done': 'status=open&status=done',
+    'priority=urgent': 'priority=urgent',
+    'dueBefore=2026-02-01': 'dueBefore=2026-02-01',
+    'assigneeId=none': 'assigneeId=none',
+    'assigneeId=5&sort=dueDate': 'assigneeId=5&sort=dueDate',
+    'q=invoice': 'q=invoice',
+    'q=aud+cust': 'q=aud+cust',
+    'q=invoice&sort=-updatedAt': 'q=invoice&sort=-updatedAt',
+  };
+  const latencies: Record<string, { p50: number; p95: number }> = {};
+  for (const [name, query] of Object.entries(lists)) {
+    latencies[name] = await timed(() => get(`/api/employee/tasks?${query}`));
+    // Deep: the cursor after 20 pages of 200.
+    let cursor = '';
+    for (let i = 0; i < 20; i++) {
+      const page = (await (await get(`/api/employee/tasks?limit=200&${query}${cursor}`)).json()) as {
+        nextCursor: string | null;
+      };
+      if (!page.nextCursor) break;
+      cursor = `&cursor=${page.nextCursor}`;
+    }
+    if (cursor)
+      latencies[`${name} (page 21)`] = await timed(() => get(`/api/employee/tasks?${query}${cursor}`));
+  }
+  report.listMs = latencies;
+
+  // The export of every task: time and the resident memory it adds.
+  const rssBefore = process.memoryUsage().rss;
+  let rssPeak = rssBefore;
+  const sampler = setInterval(() => {
+    rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+  }, 50);
+  started = performance.now();
+  const exported = await get('/api/employee/tasks/export');
+  let bytes = 0;
+  let firstRows = '';
+  for await (const chunk of exported.body as unknown as AsyncIterable<Uint8Array>) {
+    bytes += chunk.length;
+    if (firstRows.length < 4_000_000) firstRows += Buffer.from(chunk).toString();
+  }
+  clearInterval(sampler);
+  report.export = {
+    seconds: round((performance.now() - started) / 1000),
+    megabytes: round(bytes / 1024 / 1024),
+    rssGrowthMegabytes: round((rssPeak - rssBefore) / 1024 / 1024),
+  };
+
+  // An import of IMPORT_ROWS rows (the start of the export, repeated to the count).
+  const rows = firstRows.split('\r\n').slice(1, -1);
+  const body = [
+    firstRows.split('\r\n')[0],
+    ...Array.from({ length: IMPORT_ROWS }, (_, i) => rows[i % rows.length]),
+  ].join('\r\n');
+  started = performance.now();
+  const imported = await fetch(`${origin}/api/employee/tasks/import`, {
+    method: 'POST',
+    headers: { cookie, 'x-csrf-token': csrf, 'content-type': 'text/csv' },
+    body,
+  });
+  report.import = {
+    rows: IMPORT_ROWS,
+    megabytes: round(Buffer.byteLength(body) / 1024 / 1024),
+    status: imported.status,
+    seconds: round((performance.now() - started) / 1000),
+    ...(imported.status === 201 ? {} : { answer: (await imported.text()).slice(0, 300) }),
+  };
+  await app.close();
+} finally {
+  await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  await admin.end();
+}
+console.log(JSON.stringify(report, null, 2));
+
+async function timed(call: () => Promise<Response>): Promise<{ p50: number; p95: number }> {
+  const times: number[] = [];
+  for (let i = 0; i < SAMPLES + 5; i++) {
+    const start = performance.now();
+    const response = await call();
+    await response.arrayBuffer();
+    if (response.status !== 200) throw new Error(`status ${response.status}`);
+    if (i >= 5) times.push(performance.now() - start);
+  }
+  times.sort((a, b) => a - b);
+  const at = (q: number) => round(times[Math.min(times.length - 1, Math.floor(q * times.length))]!);
+  return { p50: at(0.5), p95: at(0.95) };
+}
+
+async function signIn(base: string): Promise<{ cookie: string; csrf: string }> {
+  const bootstrap = await fetch(`${base}/api/csrf-token`);
+  const { csrfToken } = (await bootstrap.json()) as { csrfToken: string };
+  const jar = new Map<string, string>();
+  const keep = (response: Response) => {
+    for (const c of response.headers.getSetCookie()) {
+      const [pair] = c.split(';');
+      const [name] = pair!.split('=');
+      jar.set(name!, pair!);
+    }
+  };
+  keep(bootstrap);
+  const login = await fetch(`${base}/api/auth/login`, {
+    method: 'POST',
+    headers: {
+      cookie: [...jar.values()].join('; '),
+      'x-csrf-token': csrfToken,
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({ email: 'alice@example.com', password: DEMO_PASSWORD }),
+  });
+  if (login.status !== 200) throw new Error(`sign-in: ${login.status} ${await login.text()}`);
+  keep(login);
+  const { csrfToken: csrf } = (await login.json()) as { csrfToken: string };
+  return { cookie: [...jar.values()].join('; '), csrf };
+}
+
+function round(value: number): number {
+  return Math.round(value * 10) / 10;
+}

@@ -313,31 +313,26 @@ export class LoginGate {
 
   /**
    * The shared attempt `done` (its account's current one) is out of line and out of its check: the
-   * oldest attempt behind it takes its place in line, or sheds when it has waited the bound already.
+   * oldest attempt behind it takes its place in line, from now on under the line's bound.
    */
   private accountMovesOn(done: Waiter, now: number): void {
     const { account: name } = done.place as { account?: string };
     if (name === undefined) return;
     const account = this.sharedAccounts.get(name);
     if (!account || account.current !== done) return;
-    for (let next = account.behind.shift(); next !== undefined; next = account.behind.shift()) {
-      this.sharedBehind--;
-      next.behind = false;
-      if (next.queuedAt <= now - this.maxWaitMs) {
-        next.state = 'done';
-        this.shedNow('deadline', next.work, now);
-        next.resolve({ shed: true, retryAfter: this.retryAfter(this.expectedWaitMs()) });
-        continue;
-      }
-      // In line from now, for its bound too: one account's backlog waits on its own account, so a
-      // person's attempt behind it waits at most twice the bound (behind, then in line).
-      next.queuedAt = now;
-      account.current = next;
-      this.shared.push(next);
-      this.displace(now);
+    const next = account.behind.shift();
+    if (next === undefined) {
+      this.sharedAccounts.delete(name);
       return;
     }
-    this.sharedAccounts.delete(name);
+    this.sharedBehind--;
+    next.behind = false;
+    // In line from now: its wait behind its own account's attempts was admitted on arrival (the
+    // line's wait plus its account's checks ahead of it within the bound).
+    next.queuedAt = now;
+    account.current = next;
+    this.shared.push(next);
+    this.displace(now);
   }
 
   /** A shared attempt waiting behind its account's current one gives up (its ticket closed). */

@@ -182,18 +182,22 @@ describe('LoginGate', () => {
     assert.deepEqual(gate.state().queued, { known: 0, shared: 0 });
   });
 
-  it('sheds an attempt behind its own account’s when that wait is past the bound, and one that waited behind it past the bound', async () => {
+  it('sheds an attempt behind its own account’s when that wait is past the bound; one behind takes its place in line when its account’s attempt is done', async () => {
     const clock = new ManualClock();
     const gate = new LoginGate({ concurrency: 1, maxWaitMs: 100, clock, initialCheckMs: 50 });
     const shared = (account: string) => ({ lane: 'shared', account }) as const;
     const first = admitted(gate, shared('bob'));
     const behind = admitted(gate, shared('bob')); // waits 50 ms for first's check
-    admitted(gate, shared('alice')); // alice is in line: now bob's next would wait past the bound
+    const alice = admitted(gate, shared('alice')); // in line: now bob's next would wait past the bound
     assert.deepEqual(gate.enter(shared('bob')), { shed: true });
-    clock.advance(150); // the first check takes long: the one behind has waited past the bound
+    clock.advance(150); // the first check takes long: alice has waited the line's bound
     await check(clock, first, 0);
-    assert.equal((await behind.turn).shed, true, 'shed when its turn in line came too late');
-    behind.close();
+    assert.equal((await alice.turn).shed, true, 'alice waited in line past the bound');
+    alice.close();
+    // Bob's next one entered the line when his first was done: its bound counts from then.
+    assert.deepEqual(await behind.turn, { shed: false });
+    await check(clock, behind, 50);
+    assert.deepEqual(gate.state().queued, { known: 0, shared: 0 });
   });
 
   it('refuses an account’s attempt at once once MAX_WAITING_PER_ACCOUNT wait, without a place in the queue', async () => {

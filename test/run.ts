@@ -27,7 +27,15 @@ files.sort((a, b) => rank(a) - rank(b) || size.get(b)! - size.get(a)! || (a < b 
 
 // The files, and the servers and command lines they start, share Node's compile cache.
 process.env.NODE_COMPILE_CACHE ??= `${root}node_modules/.cache/node-compile`;
-run({ files: files.map((file) => `${root}${file}`), concurrency: CONCURRENCY, cwd: root })
+// Stopped, it stops the files it started, as `node --test` does, so that none is left running.
+const stop = new AbortController();
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stop.abort());
+run({
+  files: files.map((file) => `${root}${file}`),
+  concurrency: CONCURRENCY,
+  cwd: root,
+  signal: stop.signal,
+})
   .on('test:fail', (event) => {
     if (!event.todo) process.exitCode = 1;
   })

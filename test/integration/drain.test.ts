@@ -13,19 +13,28 @@ after(closeTestDatabases);
 // The drain's timers are real (sockets and the kernel are in the test): short ones, with margins.
 const GRACE_MS = 400;
 
-/** A server whose `/slow` answers only when the test says so; every other path answers at once. */
+/**
+ * A server whose `/slow` answers only when the test says so; every other path answers at once.
+ * `arrived` resolves once a `/slow` request has reached it.
+ */
 async function slowServer() {
   let release: () => void = () => {};
   const released = new Promise<void>((resolve) => {
     release = resolve;
   });
+  let arrive: () => void = () => {};
+  const arrived = new Promise<void>((resolve) => {
+    arrive = resolve;
+  });
   const server = http.createServer((request, response) => {
-    if (request.url === '/slow') void released.then(() => response.end('slow'));
-    else response.end('fast');
+    if (request.url === '/slow') {
+      arrive();
+      void released.then(() => response.end('slow'));
+    } else response.end('fast');
   });
   trackConnections(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, port: (server.address() as AddressInfo).port, release };
+  return { server, port: (server.address() as AddressInfo).port, release, arrived };
 }
 
 /** One request on `agent`; resolves with the status, the Connection header and the body. */
@@ -54,11 +63,11 @@ const connects = (port: number) =>
 
 describe('drain', () => {
   it('answers the request in flight with Connection: close, refuses new connections, and ends drained', async (t) => {
-    const { server, port, release } = await slowServer();
+    const { server, port, release, arrived } = await slowServer();
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     t.after(() => agent.destroy());
     const inFlight = get(agent, port, '/slow');
-    await sleep(50); // the request reaches the server
+    await arrived; // the request reaches the server
     const drained = drain(server, { idleGraceMs: GRACE_MS, timeoutMs: 5_000 });
     assert.equal(await connects(port), false, 'no new connection once the drain started');
     release();
@@ -98,12 +107,12 @@ describe('drain', () => {
   });
 
   it('gives up at the timeout on a request that never ends', async (t) => {
-    const { server, port, release } = await slowServer();
+    const { server, port, release, arrived } = await slowServer();
     t.after(release);
     const agent = new http.Agent({ keepAlive: true });
     t.after(() => agent.destroy());
     const stuck = get(agent, port, '/slow').catch((error: Error) => error);
-    await sleep(50);
+    await arrived;
     assert.equal(await drain(server, { idleGraceMs: 100, timeoutMs: GRACE_MS }), 'timed-out');
     assert.ok((await stuck) instanceof Error, 'the unfinished request was cut at the timeout');
   });

@@ -399,7 +399,9 @@ async function listenOn(
         () => {
           lost(connection);
           // It may never answer again: its socket goes without waiting for a goodbye.
-          (connection as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+          (
+            connection as unknown as { connection?: { stream?: { destroy(): void } } }
+          ).connection?.stream?.destroy();
         },
       );
     };

@@ -1,6 +1,6 @@
 // The demo data (docs/rules.md#running-it): 3 clients, 4 accounts, 200 tasks — only into an empty database.
+import { TASK_STATUSES } from '../domain.ts';
 import { inTransaction, type Queryable } from './database.ts';
-import { TASK_STATUSES } from './repositories/tasks.ts';
 
 export const DEMO_PASSWORD = 'demo-password';
 

@@ -14,16 +14,6 @@ export interface NewSecurityEvent {
   readonly actorId: number | null;
 }
 
-/**
- * What the database keeps of one account's events (docs/rules.md#events-about-one-account): at most
- * EVENTS_PER_WINDOW rows of their own per EVENT_WINDOW_MS window (of the clock: 12:00, 12:10, …),
- * besides the first of each kind; the repeats past that fold into one summary row per kind,
- * control and actor, which keeps the first SUMMARY_ADDRESSES distinct addresses. The trigger of
- * migration 014 applies these numbers (a copy: test/http/security-event-cap.test.ts pins it).
- */
-export const EVENTS_PER_WINDOW = 100;
-export const EVENT_WINDOW_MS = 10 * 60 * 1000;
-export const SUMMARY_ADDRESSES = 5;
 /** A window's count is purged a day after the window starts; an event written later still (held up by an outage) counts afresh. */
 export const EVENT_WINDOWS_KEPT_MS = 24 * 60 * 60 * 1000;
 

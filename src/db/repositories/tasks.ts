@@ -1,10 +1,7 @@
 // Tasks: filtered keyset pagination, one task, and bulk reassignment in one SQL statement.
+import type { TaskStatus } from '../../domain.ts';
 import type { Database, Queryable } from '../database.ts';
 import { maySignInSql } from './users.ts';
-
-/** Every task status, in the order people read them; the schemas, the seed and the client follow this list. */
-export const TASK_STATUSES = ['open', 'in_progress', 'done'] as const;
-export type TaskStatus = (typeof TASK_STATUSES)[number];
 
 export interface Task {
   id: number;

@@ -1,12 +1,12 @@
 // Tasks: list with filters and cursor paging, one task, employees, clients, and bulk reassignment (docs/rules.md#bulk-reassignment).
-import type { FastifyInstance } from 'fastify';
-import { type BulkOutcome, TASK_STATUSES, type TaskStatus } from '../../db/repositories/tasks.ts';
+import { TASK_STATUSES, type TaskStatus } from '../../domain.ts';
 import { ApiError } from '../../errors.ts';
 import { BULK_MAX_TASKS } from '../../limits.ts';
+import type { BulkOutcome } from '../../tasks/tasks.ts';
 import { keysetCursor } from '../cursor.ts';
 import { storingAnswer } from '../plugins/idempotency.ts';
-import { errorResponses, idSchema, ref } from '../schemas.ts';
-import type { Services } from '../services.ts';
+import { byIdParams, errorResponses, idSchema, ref } from '../schemas.ts';
+import type { RoutesPlugin } from '../services.ts';
 
 interface ListQuery {
   assigneeId?: number;
@@ -19,8 +19,8 @@ interface ListQuery {
 /** Cursors are opaque to clients: the last id of the page, encoded. */
 const cursors = keysetCursor('after', [idSchema.maximum]);
 
-export async function taskRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
-  const { tasks, users, clients } = services;
+export const taskRoutes: RoutesPlugin = async (app, { services }) => {
+  const { tasks } = services;
 
   app.get<{ Querystring: ListQuery }>('/api/employee/tasks', {
     config: { access: 'user' },
@@ -66,7 +66,7 @@ export async function taskRoutes(app: FastifyInstance, { services }: { services:
     schema: {
       tags: ['tasks'],
       summary: 'One task',
-      params: { type: 'object', required: ['id'], properties: { id: idSchema } },
+      params: byIdParams,
       response: {
         200: { type: 'object', required: ['task'], properties: { task: ref('Task') } },
         ...errorResponses('NOT_FOUND'),
@@ -92,7 +92,7 @@ export async function taskRoutes(app: FastifyInstance, { services }: { services:
         },
       },
     },
-    handler: async () => ({ employees: await users.listEmployees() }),
+    handler: async () => ({ employees: await tasks.assignees() }),
   });
 
   app.get('/api/employee/clients', {
@@ -108,7 +108,7 @@ export async function taskRoutes(app: FastifyInstance, { services }: { services:
         },
       },
     },
-    handler: async () => ({ clients: await clients.listByName() }),
+    handler: async () => ({ clients: await tasks.clients() }),
   });
 
   app.patch<{ Body: { taskIds: number[]; assigneeId: number } }>('/api/employee/tasks/bulk', {
@@ -165,7 +165,7 @@ export async function taskRoutes(app: FastifyInstance, { services }: { services:
       return bulkAnswer(outcome);
     },
   });
-}
+};
 
 /** The 200 body of a bulk reassignment: counts, and one result per requested id in order. */
 function bulkAnswer(outcome: Extract<BulkOutcome, { kind: 'done' }>) {

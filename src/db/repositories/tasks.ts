@@ -1,12 +1,8 @@
 // Tasks: filtered keyset pagination, one task, and bulk reassignment in one SQL statement.
-import type { Task, TaskPriority, TaskStatus } from '../../tasks/task-fields.ts';
-import type { TaskPosition, TaskSearch } from '../../tasks/task-search.ts';
+import type { Task, TaskPosition, TaskPriority, TaskSearch, TaskStatus } from '../../domain.ts';
 import type { Database, Queryable } from '../database.ts';
 import { type FoundTask, findTasks } from './task-search.ts';
 import { maySignInSql } from './users.ts';
-
-// The domain's lists live with the task's fields; these names stay for their importers.
-export { TASK_STATUSES, type Task, type TaskStatus } from '../../tasks/task-fields.ts';
 
 export interface TaskFilter {
   assigneeId?: number;

@@ -158,6 +158,9 @@ describe('GET /docs/json', () => {
       'GET /api/employee/tasks/{id}/history',
       'POST /api/admin/clients',
       'PATCH /api/admin/clients/{id}',
+      // Export and import (docs/rules.md#export-and-import).
+      'GET /api/employee/tasks/export',
+      'POST /api/employee/tasks/import',
     ];
     for (const route of contract) assert.ok(routes.includes(route), `${route} is documented`);
     assert.deepEqual(routes.filter((route) => route.includes(' /api')).sort(), [...contract].sort());

@@ -1,7 +1,7 @@
 // Task pages by filter and sort, one keyset at a time (docs/rules.md#finding-tasks): the SQL behind the list and the export.
 import type { Task, TaskPosition, TaskSearch, TaskSort } from '../../domain.ts';
 import type { Queryable } from '../database.ts';
-import { TASK_COLUMNS, type TaskRow, toTask } from './tasks.ts';
+import { TASK_COLUMNS, type TaskRow, toTask } from './task-rows.ts';
 
 /**
  * Each sort: the expression its index (migration 016) is built on, its direction, and the type a

@@ -59,3 +59,14 @@ export interface SecurityEvent {
 export interface SecurityEventSink {
   record(event: SecurityEvent): void;
 }
+
+/**
+ * What the database keeps of one account's events (docs/rules.md#events-about-one-account): at most
+ * EVENTS_PER_WINDOW rows of their own per EVENT_WINDOW_MS window (of the clock: 12:00, 12:10, …),
+ * besides the first of each kind; the repeats past that fold into one summary row per kind,
+ * control and actor, which keeps the first SUMMARY_ADDRESSES distinct addresses. The trigger of
+ * migration 014 applies these numbers (a copy: test/http/security-event-cap.test.ts pins it).
+ */
+export const EVENTS_PER_WINDOW = 100;
+export const EVENT_WINDOW_MS = 10 * 60 * 1000;
+export const SUMMARY_ADDRESSES = 5;

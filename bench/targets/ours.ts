@@ -4,12 +4,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { buildApp } from '../../src/app.ts';
 import { hashPassword } from '../../src/auth/passwords.ts';
 import { loadConfig } from '../../src/config.ts';
+import { openDatabase } from '../../src/db/database.ts';
 import { type BenchSession, benchEmails, cookieHeader, logInAll, serveTarget } from '../lib/serve.ts';
 
 const PASSWORD = 'bench-password';
 
 const config = loadConfig();
-const app = await buildApp(config);
+// The database is opened here: the bench adds its users to it beside the app.
+const db = await openDatabase(config);
+const app = await buildApp(config, { database: db });
 // Everything goes over the port, sign-ins included: requests through app.inject would leave Node's
 // HTTP code with light-my-request's objects in its inline caches, which no production server has.
 await app.listen({ host: '127.0.0.1', port: 0 });
@@ -22,7 +25,7 @@ if ((process.env.BENCH_EXPECT_STORE === 'redis') !== (await usesRedis())) {
 // The demo data has 4 accounts; the bench needs 1000 distinct users, so it adds them (one hash for all).
 // A target started again on the same database (a later round) finds them there.
 const emails = benchEmails();
-await app.services.db.query(
+await db.query(
   `INSERT INTO users (email, name, role, password_hash)
    SELECT e, n, 'employee', $3 FROM unnest($1::text[], $2::text[]) AS t(e, n)
    ON CONFLICT DO NOTHING`,
@@ -34,7 +37,13 @@ await app.services.db.query(
 );
 
 const sessions = await logInAll(logIn);
-await serveTarget(app.server, { extra: sessions, close: () => app.close() });
+await serveTarget(app.server, {
+  extra: sessions,
+  close: async () => {
+    await app.close();
+    await db.close();
+  },
+});
 
 /**
  * Logs one user in as a browser would: CSRF token first, then the login, keeping the session cookie.

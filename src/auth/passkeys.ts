@@ -57,6 +57,11 @@ function webAuthn() {
   return library;
 }
 
+/** The whole seconds of a full challenge store's wait, for Retry-After: at least 1. */
+export function secondsOf({ retryAfterMs }: { readonly retryAfterMs: number }): number {
+  return Math.max(1, Math.ceil(retryAfterMs / 1000));
+}
+
 /** The service's own origin (docs/rules.md#authentication-and-csrf) and the RP ID it implies: its host, without port. */
 export interface RelyingParty {
   readonly origin: string;
@@ -69,7 +74,7 @@ export function relyingParty(origin: string): RelyingParty {
 }
 
 /** The browser's answers, as its toJSON() sends them; SimpleWebAuthn checks every field. */
-export type { AuthenticationResponseJSON, RegistrationResponseJSON };
+export type { AuthenticationResponseJSON, PublicKeyCredentialCreationOptionsJSON, RegistrationResponseJSON };
 
 export type AssertionOutcome =
   | { readonly ok: true; readonly counter: number }

@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { AccountError, Accounts } from '../auth/accounts.ts';
+import { AccountError, CliAccounts } from '../accounts/cli-accounts.ts';
 import {
   hasUnstorableCharacter,
   offlineRefusal,
@@ -20,7 +20,7 @@ import { DatabaseUnavailableError } from '../db/availability.ts';
 import { DataDirError } from '../db/data-dir-lock.ts';
 import { type Database, holdsEmbeddedDatabase, openDatabase } from '../db/database.ts';
 import { hasBeenMigrated, migrate } from '../db/migrate.ts';
-import { ROLES, type Role } from '../db/repositories/users.ts';
+import { ROLES, type Role } from '../domain.ts';
 import { isEmailAddress } from '../email.ts';
 
 const USAGE = `usage: npm run users -- <command> [options]   (in the image: node src/cli/users.ts <command> ...)
@@ -69,10 +69,9 @@ async function run(argv: readonly string[]): Promise<number> {
   const db = await openServersDatabase(config);
   try {
     await migrate(db);
-    const accounts = new Accounts(db, {
+    const accounts = new CliAccounts(db, {
       clock: systemClock,
       instance: config.instanceId,
-      source: 'users-cli',
       hashPassword: (plain) => hashPassword(plain, config.passwordHashCost),
       rules: new PasswordRules({
         breachApi: config.passwordBreachApi.url,

@@ -1,6 +1,5 @@
 // The demo data (docs/rules.md#running-it): 3 clients, 4 accounts, 200 tasks — only into an empty database.
-
-import { TASK_STATUSES } from '../tasks/task-fields.ts';
+import { TASK_STATUSES } from '../domain.ts';
 import { inTransaction, type Queryable } from './database.ts';
 
 export const DEMO_PASSWORD = 'demo-password';

@@ -1,5 +1,6 @@
 // The service's own origin as a browser sees it (docs/rules.md#authentication-and-csrf).
 import type { FastifyRequest } from 'fastify';
+import { type RelyingParty, relyingParty } from '../auth/passkeys.ts';
 import type { Config } from '../config.ts';
 
 /**
@@ -31,4 +32,16 @@ export function servedOverHttps(request: FastifyRequest, config: Pick<Config, 'p
   return config.publicOrigin !== null
     ? config.publicOrigin.startsWith('https:')
     : request.protocol === 'https';
+}
+
+/**
+ * The relying party a request speaks to: the service's own origin (ownOrigin) and its host as RP
+ * ID; null when the request names no usable host.
+ */
+export function relyingPartyOf(
+  request: FastifyRequest,
+  config: Pick<Config, 'publicOrigin'>,
+): RelyingParty | null {
+  const origin = ownOrigin(request, config);
+  return origin === null ? null : relyingParty(origin);
 }

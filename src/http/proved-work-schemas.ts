@@ -14,7 +14,7 @@ export const workSolutionSchema = {
   },
 } as const;
 
-/** `work` in a LOGIN_BUSY body (route-answers.ts' details of the code): present while the shared lane sheds. */
+/** `work` in a LOGIN_BUSY body (openapi-answers.ts' details of the code): present while the shared lane sheds. */
 export const workAskedSchema = {
   type: 'object',
   description:

@@ -1,7 +1,7 @@
 // JSON schemas shared by routes: they validate, serialise, and become the OpenAPI document.
 
+import { TASK_PRIORITIES, TASK_STATUSES } from '../domain.ts';
 import { ERRORS, type ErrorCode } from '../errors.ts';
-import { TASK_PRIORITIES, TASK_STATUSES } from '../tasks/task-fields.ts';
 
 export const userSchema = {
   $id: 'User',
@@ -107,10 +107,18 @@ export const ref = (id: 'User' | 'Colleague' | 'Task' | 'Client' | 'Error') => (
 /** Positive database ids (PostgreSQL `integer`). */
 export const idSchema = { type: 'integer', minimum: 1, maximum: 2_147_483_647 } as const;
 
+/** The params of a route that names one row by its id (`/…/:id`). */
+export const byIdParams = {
+  type: 'object',
+  required: ['id'],
+  additionalProperties: false,
+  properties: { id: idSchema },
+} as const;
+
 /**
  * The error responses a route gives of its own (a missing task, a wrong password), by code; a
  * bare status stands for every code of that status. The OpenAPI document adds what every route
- * of its kind answers (its rate limit, CSRF, access and validation: route-answers.ts).
+ * of its kind answers (its rate limit, CSRF, access and validation: openapi-answers.ts).
  */
 export function errorResponses(...answers: (ErrorCode | number)[]): Record<number, object> {
   const byStatus = new Map<number, ErrorCode[] | null>();

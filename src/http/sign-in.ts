@@ -1,16 +1,16 @@
 // What every successful sign-in answers: a new session, a device cookie, the user and CSRF token.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { SignIn } from '../accounts/sign-in.ts';
 import { DEVICE_COOKIE, DEVICE_COOKIE_PATH } from '../auth/devices.ts';
-import { writeSignIn } from '../db/repositories/sign-ins.ts';
-import type { User } from '../db/repositories/users.ts';
-import { normaliseEmail } from '../email.ts';
 import { ApiError } from '../errors.ts';
+import type { LoginOutcome } from '../login/outcome.ts';
+import { sendLoginBusy } from './login-busy.ts';
+import { setCookieHeader } from './openapi-answers.ts';
 import { servedOverHttps } from './origin.ts';
-import { cookieOptions } from './plugins/csrf.ts';
-import { SESSION_COOKIE } from './plugins/session.ts';
-import { setCookieHeader } from './route-answers.ts';
+import { sendRefusal } from './plugins/rate-limit.ts';
 import { ref } from './schemas.ts';
 import type { Services } from './services.ts';
+import { SESSION_COOKIE, setSessionCookie } from './session-cookie.ts';
 
 /** The 200 of a sign-in route: its body and its two cookies. */
 export const signedInResponse = {
@@ -27,53 +27,61 @@ export const signedInResponse = {
 } as const;
 
 /**
- * Signs `user` in on this reply: a new session id at every sign-in (a session id planted before
- * it is worthless after it), a fresh device cookie (docs/rules.md#known-devices), and the body with
- * the CSRF token bound to the new session. The session, the browser's known-device row, the
- * account's last sign-in and the `signed-in` security event are one statement (writeSignIn), which
- * writes nothing when the account moved on since its password was checked (401 INVALID_CREDENTIALS).
+ * Answers a sign-in's outcome, a password's or a passkey's: signed in (below), refused by a login
+ * control (429 with its headers), shed by the gate (503 LOGIN_BUSY), or invalid (401).
  */
-export async function signIn(
+export function answerSignIn(
   app: FastifyInstance,
-  { sessions, devices, config, db }: Pick<Services, 'sessions' | 'devices' | 'config' | 'db'>,
+  services: Pick<Services, 'signIns' | 'config'>,
   request: FastifyRequest,
   reply: FastifyReply,
-  { user, verifiedHash }: { user: User; verifiedHash: string | null },
-  how: 'password' | 'passkey',
-): Promise<{ user: User; csrfToken: string }> {
-  const previous = request.cookies[SESSION_COOKIE];
-  if (previous) await sessions.destroy(previous);
-  const session = sessions.mint(user.id, request.headers['user-agent']);
-  const device = devices.issue(user.id);
-  // This browser's cookie for this very account renews its known-device row: the same Device.
-  const presented = devices.read(request.cookies[DEVICE_COOKIE]);
-  const { written, endedSessions } = await writeSignIn(db, {
-    session: session.row,
+  outcome: LoginOutcome,
+  how: SignIn['how'],
+) {
+  switch (outcome.kind) {
+    case 'signed-in':
+      return signIn(app, services, request, reply, outcome, how);
+    case 'refused':
+      return sendRefusal(reply, outcome.refusal);
+    case 'busy':
+      return sendLoginBusy(reply, outcome.retryAfter, outcome.work);
+    case 'invalid':
+      throw new ApiError('INVALID_CREDENTIALS');
+  }
+}
+
+/**
+ * Signs `user` in on this reply (SignIns.start: the session, the browser's known device and the
+ * event in one statement) and answers the body with the CSRF token bound to the new session; 401
+ * INVALID_CREDENTIALS when the account moved on since its password was checked.
+ */
+async function signIn(
+  app: FastifyInstance,
+  { signIns, config }: Pick<Services, 'signIns' | 'config'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  { user, verifiedHash }: Pick<SignIn, 'user' | 'verifiedHash'>,
+  how: SignIn['how'],
+): Promise<{ user: SignIn['user']; csrfToken: string }> {
+  const signedIn = await signIns.start({
+    user,
     verifiedHash,
-    deviceId: device.claim.deviceId,
-    previousDeviceId: presented?.userId === user.id ? presented.deviceId : null,
-    event: {
-      control: how,
-      email: normaliseEmail(user.email),
-      address: request.caller.ipKey(),
-      instance: config.instanceId,
-    },
+    how,
+    previousSession: request.cookies[SESSION_COOKIE],
+    deviceCookie: request.cookies[DEVICE_COOKIE],
+    userAgent: request.headers['user-agent'],
+    address: request.caller.ipKey(),
   });
   // A reset, a password change or a disable landed while the password was checked: it stands.
-  if (!written) throw new ApiError('INVALID_CREDENTIALS');
-  // The account's least recently used session, beyond its most: this instance stops serving it now.
-  if (endedSessions > 0) sessions.forgetUser(user.id);
-  reply.setCookie(SESSION_COOKIE, session.cookie, {
-    ...cookieOptions(request, config),
-    maxAge: session.maxAgeSeconds,
-  });
+  if (!signedIn) throw new ApiError('INVALID_CREDENTIALS');
+  setSessionCookie(reply, signedIn.session, config);
   // Only /api/auth ever receives the device cookie.
-  reply.setCookie(DEVICE_COOKIE, device.value, {
+  reply.setCookie(DEVICE_COOKIE, signedIn.device.value, {
     path: DEVICE_COOKIE_PATH,
     httpOnly: true,
     sameSite: 'strict',
     secure: servedOverHttps(request, config),
-    maxAge: devices.maxAgeSeconds,
+    maxAge: signedIn.device.maxAgeSeconds,
   });
-  return { user, csrfToken: app.csrf.forSession(session.sessionId) };
+  return { user, csrfToken: app.csrf.forSession(signedIn.session.sessionId) };
 }

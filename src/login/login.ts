@@ -1,5 +1,8 @@
 // The login defence, built once by app.ts: what the login routes and the metrics get.
+import { DeviceCookies } from '../auth/devices.ts';
 import type { Clock } from '../clock.ts';
+import type { UsersRepository } from '../db/repositories/users.ts';
+import { normaliseEmail } from '../email.ts';
 import type { RateLimitEngine } from '../rate-limit/engine.ts';
 import { LOGIN_PLANS, PASSWORD_CHANGE_FAILURES } from '../rate-limit/policy.ts';
 import type { SecurityEventSink } from '../security-event.ts';
@@ -31,7 +34,9 @@ export interface LoginOptions {
   readonly claims: OnceClaims;
   /** Where locks, pressure episodes and cloned passkeys are recorded. */
   readonly events: SecurityEventSink;
-  readonly accounts: PasswordLoginServices['accounts'] & PasswordRecheckServices['accounts'];
+  readonly accounts: PasswordLoginServices['accounts'] &
+    PasswordRecheckServices['accounts'] &
+    Pick<UsersRepository, 'deviceStanding'>;
   readonly passwords: PasswordLoginServices['passwords'];
   readonly devices: PasswordLoginServices['devices'];
   readonly passkeys: PasskeyLoginServices['passkeys'];
@@ -70,12 +75,20 @@ export class Login implements LoginWatch {
   readonly passwordChange: PasswordRecheckServices;
   private readonly instance: string;
   private readonly maxWaitMs: number;
+  private readonly engine: RateLimitEngine;
+  private readonly events: SecurityEventSink;
+  private readonly devices: LoginOptions['devices'];
+  private readonly accounts: LoginOptions['accounts'];
   private readonly pressurePoll: ReturnType<typeof setInterval>;
 
   constructor(options: LoginOptions) {
     const { clock, engine, events, devices } = options;
     this.instance = options.instance;
     this.maxWaitMs = options.gate.maxWaitMs;
+    this.engine = engine;
+    this.events = events;
+    this.devices = devices;
+    this.accounts = options.accounts;
     this.gate = new LoginGate({ ...options.gate, clock, initialCheckMs: options.initialCheckMs });
     this.pressure = new LoginPressure({ clock, events });
     this.gate.observe({ shed: () => this.pressure.shed() });
@@ -129,6 +142,35 @@ export class Login implements LoginWatch {
   /** GET /api/admin/login-pressure's answer now. */
   report(): LoginPressureReport {
     return pressureReport(this.pressure, this.gate, { instance: this.instance, maxWaitMs: this.maxWaitMs });
+  }
+
+  /**
+   * The device id of a device cookie when a sign-in to its account would be a known-device attempt,
+   * else null: what GET /api/rate-limits reads the device's own budget with.
+   */
+  async knownDeviceId(cookie: string | undefined): Promise<string | null> {
+    const claim = this.devices.read(cookie);
+    if (!claim) return null;
+    const standing = await this.accounts.deviceStanding(claim.userId, claim);
+    return standing && DeviceCookies.known(claim, { ...standing, userId: claim.userId })
+      ? claim.deviceId
+      : null;
+  }
+
+  /**
+   * An admin's reset of an account's login-failure counter, with its `admin-reset` event. The
+   * counters only: the account's known devices stay known. Revoking them would hand the attacker
+   * whose guesses locked the account the owner's own browser: ten more guesses after the reset
+   * would lock the owner out everywhere (docs/rules.md#known-devices).
+   */
+  async resetAccountLock(email: string, actorId: number): Promise<void> {
+    await this.engine.resetAccount(email);
+    this.events.record({
+      type: 'admin-reset',
+      control: 'login-account',
+      email: normaliseEmail(email),
+      actorId,
+    });
   }
 
   close(): void {

@@ -2,7 +2,7 @@
 import { Readable } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import type { FoundTask } from '../db/repositories/task-search.ts';
-import type { TaskPosition, TaskSearch } from './task-search.ts';
+import type { TaskPosition, TaskSearch } from '../domain.ts';
 
 /** The export's columns, in order; an import takes them in any order. */
 export const CSV_COLUMNS = [

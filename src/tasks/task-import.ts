@@ -8,11 +8,11 @@ import {
   type ImportedTask,
   insertImported,
 } from '../db/repositories/task-writes.ts';
+import { DESCRIPTION_MAX_LENGTH, TASK_PRIORITIES, TASK_STATUSES } from '../domain.ts';
 import { normaliseEmail } from '../email.ts';
 import { ApiError, type ImportRowCode } from '../errors.ts';
 import { IMPORT_MAX_ROWS, UNSTORABLE_TEXT } from '../limits.ts';
 import { CSV_COLUMNS, type CsvColumn, unguardCell } from './task-csv.ts';
-import { DESCRIPTION_MAX_LENGTH, TASK_PRIORITIES, TASK_STATUSES } from './task-fields.ts';
 import { checkedFields } from './task-rules.ts';
 
 /** One wrong cell: `line` as a spreadsheet numbers rows (the header is 1), `column` its header. */

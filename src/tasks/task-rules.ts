@@ -1,6 +1,7 @@
 // The field rules of a task a JSON schema cannot say: a trimmed title, a date that exists (docs/rules.md#tasks).
+
+import { TITLE_MAX_LENGTH, type WritableFields } from '../domain.ts';
 import { ApiError } from '../errors.ts';
-import { TITLE_MAX_LENGTH, type WritableFields } from './task-fields.ts';
 
 /** Control characters (C0, DEL, C1): never in a title or a client's name. */
 const CONTROL = /\p{Cc}/u;

@@ -1,11 +1,17 @@
 // Finding tasks (docs/rules.md#finding-tasks): the list's filters and sorts, the words of `q`, and cursors bound to both.
 import { createHash } from 'node:crypto';
+import {
+  TASK_PRIORITIES,
+  TASK_SORTS,
+  TASK_STATUSES,
+  type TaskPosition,
+  type TaskPriority,
+  type TaskSearch,
+  type TaskSort,
+  type TaskStatus,
+} from '../domain.ts';
 import { ApiError } from '../errors.ts';
-import { TASK_PRIORITIES, TASK_STATUSES, type TaskPriority, type TaskStatus } from './task-fields.ts';
 import { isCalendarDate } from './task-rules.ts';
-
-export const TASK_SORTS = ['id', '-updatedAt', 'dueDate', '-priority'] as const;
-export type TaskSort = (typeof TASK_SORTS)[number];
 
 export const Q_MAX_LENGTH = 200;
 /** The largest id a query may name: PostgreSQL's integer. */
@@ -21,30 +27,6 @@ export interface TaskListQuery {
   dueBefore?: string;
   sort?: TaskSort;
   cursor?: string;
-}
-
-/** What a list or an export looks for, in its normal form. */
-export interface TaskSearch {
-  /** Every word must start a word of the title or the description (lower case, letters and digits only). */
-  words: string[];
-  assigneeId?: number | 'none';
-  clientId?: number;
-  statuses?: TaskStatus[];
-  priorities?: TaskPriority[];
-  /** YYYY-MM-DD: tasks due on or before it. */
-  dueBefore?: string;
-  sort: TaskSort;
-}
-
-/**
- * Where the previous page ended: the last task's sort value (text; null for `id`) and id, and the
- * change number the walk started at (tasks changed since are left out: they may have moved
- * behind the walk, and a walk never shows a task twice).
- */
-export interface TaskPosition {
-  value: string | null;
-  id: number;
-  mark: string;
 }
 
 /** A 400 VALIDATION_ERROR naming the query parameter, as a schema violation is answered. */
@@ -100,11 +82,6 @@ export function wordsOf(q: string): string[] {
         .filter((word) => word.length > 0),
     ),
   ];
-}
-
-/** The words as a text-search query where each word may start a longer one: 'a':* & 'b':*. */
-export function prefixQuery(words: readonly string[]): string {
-  return words.map((word) => `'${word}':*`).join(' & ');
 }
 
 /** A short fingerprint of what a search looks for and how it sorts: a cursor carries it. */

@@ -10,8 +10,6 @@ import {
   isAssignable,
   updateAtVersion,
 } from '../db/repositories/task-writes.ts';
-import { ApiError } from '../errors.ts';
-import type { Precondition } from './task-etag.ts';
 import {
   type FieldChange,
   HISTORY_PAGE_SIZE,
@@ -19,7 +17,9 @@ import {
   type Task,
   WRITABLE_FIELDS,
   type WritableFields,
-} from './task-fields.ts';
+} from '../domain.ts';
+import { ApiError } from '../errors.ts';
+import type { Precondition } from './task-etag.ts';
 import { checkedFields } from './task-rules.ts';
 
 /** The fields a create takes: a client and a title at least. */

@@ -1,7 +1,8 @@
 // Accounts of a test's own (the file's database is shared by its tests), signed in from own browsers.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { type Role, UsersRepository } from '../../src/db/repositories/users.ts';
+import { UsersRepository } from '../../src/db/repositories/users.ts';
+import type { Role } from '../../src/domain.ts';
 import type { TestApp, TestClient } from './app.ts';
 import { testHash } from './database.ts';
 

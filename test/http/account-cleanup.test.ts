@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it, type TestContext } from 'node:test';
-import { Accounts } from '../../src/auth/accounts.ts';
+import { CliAccounts } from '../../src/accounts/cli-accounts.ts';
 import { DEVICE_COOKIE } from '../../src/auth/devices.ts';
 import { ApiClient, ApiError, MemoryCookieJar } from '../../src/client/index.ts';
 import { createTestApp, type TestApp, type TestClient } from '../helpers/app.ts';
@@ -24,10 +24,9 @@ const WRONG = 'not-the-password';
 let accountsMade = 0;
 
 const accountsOn = (test: TestApp) =>
-  new Accounts(test.database.db, {
+  new CliAccounts(test.database.db, {
     clock: test.clock,
     instance: 'test',
-    source: 'users-cli',
     hashPassword: testHash,
     rules: test.app.services.passwordRules,
   });

@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { DEVICE_COOKIE } from '../../src/auth/devices.ts';
-import { SESSION_COOKIE } from '../../src/http/plugins/session.ts';
+import { SESSION_COOKIE } from '../../src/http/session-cookie.ts';
 import {
   changePassword,
   eventsAbout,

@@ -8,7 +8,7 @@ import { ManualClock } from '../../src/clock.ts';
 import type { Database } from '../../src/db/database.ts';
 import { COOKIES_PER_DEVICE_MAX } from '../../src/db/repositories/known-devices.ts';
 import { SESSIONS_PER_ACCOUNT_MAX } from '../../src/db/repositories/sessions.ts';
-import { SESSION_COOKIE } from '../../src/http/plugins/session.ts';
+import { SESSION_COOKIE } from '../../src/http/session-cookie.ts';
 import { eventsAbout, freshAccount, OWN_PASSWORD, signedIn } from '../helpers/accounts.ts';
 import { type TestApp, TestClient, testAppFor, testConfig } from '../helpers/app.ts';
 import { closeTestDatabases, testDatabase } from '../helpers/database.ts';

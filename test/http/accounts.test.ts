@@ -4,12 +4,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { CliAccounts } from '../../src/accounts/cli-accounts.ts';
 import { buildApp } from '../../src/app.ts';
-import { Accounts } from '../../src/auth/accounts.ts';
 import { DEVICE_COOKIE, DeviceCookies } from '../../src/auth/devices.ts';
 import { PasswordRules } from '../../src/auth/password-rules.ts';
 import { systemClock } from '../../src/clock.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
+import { UsersRepository } from '../../src/db/repositories/users.ts';
 import { DEMO_ACCOUNTS } from '../../src/db/seed.ts';
 import { createTestApp, DEMO_PASSWORD, TestClient, testConfig } from '../helpers/app.ts';
 import { closeTestDatabases, type DatabaseKind, privateTestDatabase, testHash } from '../helpers/database.ts';
@@ -28,10 +29,9 @@ const CAROL = 'carol@example.com';
 const CAROL_ID = 3;
 
 const accountsOn = (db: Database) =>
-  new Accounts(db, {
+  new CliAccounts(db, {
     clock: systemClock,
     instance: 'test',
-    source: 'users-cli',
     hashPassword: testHash,
     rules: new PasswordRules({ breachApi: null, breachApiRequired: false }),
   });
@@ -170,7 +170,7 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
       // Enabled again, the device that signed in before is an unknown device now.
       await accounts.enable(CAROL);
       const claim = test.app.services.devices.read(device)!;
-      const standing = await test.app.services.users.deviceStanding(CAROL_ID, claim);
+      const standing = await new UsersRepository(test.database.db).deviceStanding(CAROL_ID, claim);
       assert.ok(standing?.devicesValidAfter != null && claim.issuedAt <= standing.devicesValidAfter);
       assert.equal(DeviceCookies.known(claim, { ...standing, userId: CAROL_ID }), false);
     });

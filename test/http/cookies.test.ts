@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it, type TestContext } from 'node:test';
 import { DEVICE_COOKIE } from '../../src/auth/devices.ts';
 import { CSRF_COOKIE } from '../../src/http/plugins/csrf.ts';
-import { SESSION_COOKIE } from '../../src/http/plugins/session.ts';
+import { SESSION_COOKIE } from '../../src/http/session-cookie.ts';
 import { createTestApp, type Response } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
 import { assertError } from '../helpers/http.ts';

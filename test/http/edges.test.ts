@@ -55,7 +55,7 @@ describe('strings PostgreSQL refuses', () => {
     const { client, app, close } = await createTestApp();
     t.after(close);
     // Bad input never reaches SQL: the account lookup is not even called.
-    const users = app.services.users as { findCredentials: (email: string) => unknown };
+    const users = app.services.login.password.accounts as { findCredentials: (email: string) => unknown };
     const original = users.findCredentials;
     let lookups = 0;
     users.findCredentials = (email: string) => {

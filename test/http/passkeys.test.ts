@@ -4,7 +4,7 @@ import { after, describe, it, type TestContext } from 'node:test';
 import { FLAGS, SoftAuthenticator } from '../../bench/lib/soft-authenticator.ts';
 import { DEVICE_COOKIE } from '../../src/auth/devices.ts';
 import { ManualClock } from '../../src/clock.ts';
-import { SESSION_COOKIE } from '../../src/http/plugins/session.ts';
+import { SESSION_COOKIE } from '../../src/http/session-cookie.ts';
 import { MemoryStore } from '../../src/rate-limit/stores/memory-store.ts';
 import { createTestApp, type TestApp, type TestAppOptions, type TestClient } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';

@@ -4,14 +4,12 @@ import { after, describe, it, type TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.ts';
 import {
-  EVENT_WINDOW_MS,
   EVENT_WINDOWS_KEPT_MS,
-  EVENTS_PER_WINDOW,
   type NewSecurityEvent,
   SecurityEventsRepository,
-  SUMMARY_ADDRESSES,
 } from '../../src/db/repositories/security-events.ts';
 import { SESSIONS_PER_ACCOUNT_MAX } from '../../src/db/repositories/sessions.ts';
+import { EVENT_WINDOW_MS, EVENTS_PER_WINDOW, SUMMARY_ADDRESSES } from '../../src/security-event.ts';
 import { freshAccount, OWN_PASSWORD, signedIn } from '../helpers/accounts.ts';
 import { type TestApp, TestClient, testAppFor, testConfig } from '../helpers/app.ts';
 import { closeTestDatabases, type DatabaseKind, testDatabase } from '../helpers/database.ts';

@@ -4,7 +4,7 @@ import { after, describe, it, type TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.ts';
 import { CSRF_COOKIE } from '../../src/http/plugins/csrf.ts';
-import { SESSION_COOKIE } from '../../src/http/plugins/session.ts';
+import { SESSION_COOKIE } from '../../src/http/session-cookie.ts';
 import { changePassword, freshAccount, NEW_PASSWORD, OWN_PASSWORD, signedIn } from '../helpers/accounts.ts';
 import { createTestApp, type TestApp, TestClient, testConfig } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';

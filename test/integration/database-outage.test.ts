@@ -7,7 +7,7 @@ import { buildApp } from '../../src/app.ts';
 import { ApiClient, ApiError, MemoryCookieJar } from '../../src/client/index.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { DatabaseUnavailableError } from '../../src/db/availability.ts';
-import { openDatabase } from '../../src/db/database.ts';
+import { type Database, openDatabase } from '../../src/db/database.ts';
 import { TestClient, testConfig } from '../helpers/app.ts';
 import { closeTestDatabases, testDatabase } from '../helpers/database.ts';
 import { skipUnless } from '../helpers/services.ts';
@@ -44,13 +44,13 @@ async function appWithShortTimeout(t: TestContext, statementTimeoutMs = STATEMEN
   const admin = new pg.Client({ connectionString: database.url! });
   await admin.connect();
   t.after(() => admin.end());
-  return { app, admin, clock, applicationName, url: database.url! };
+  return { app, db, admin, clock, applicationName, url: database.url! };
 }
 
 /** The outage edges the app's database reports from now on, with the code of the error that started each. */
-function observeOutages(app: Awaited<ReturnType<typeof buildApp>>) {
+function observeOutages(db: Database) {
   const edges: { event: 'started' | 'ended'; cause?: string }[] = [];
-  app.services.db.availability.observe({
+  db.availability.observe({
     outageStarted: (error) => edges.push({ event: 'started', cause: (error as { code?: string }).code }),
     outageEnded: () => edges.push({ event: 'ended' }),
   });
@@ -91,8 +91,8 @@ describe('the database away', { skip }, () => {
   });
 
   it('takes statements past the timeout for no outage: answered 503, none logged', async (t) => {
-    const { app, admin } = await appWithShortTimeout(t);
-    const outages = observeOutages(app);
+    const { app, db, admin } = await appWithShortTimeout(t);
+    const outages = observeOutages(db);
     const alice = new TestClient(app, '198.51.100.9');
     assert.equal((await alice.login('alice@example.com')).statusCode, 200);
     await admin.query('BEGIN');
@@ -109,8 +109,8 @@ describe('the database away', { skip }, () => {
 
   it('takes a connection that ends under a waiting statement for an outage, logged once', async (t) => {
     // A timeout long enough for the test to find the waiting statement and end its connection.
-    const { app, admin, applicationName } = await appWithShortTimeout(t, 20_000);
-    const outages = observeOutages(app);
+    const { app, db, admin, applicationName } = await appWithShortTimeout(t, 20_000);
+    const outages = observeOutages(db);
     const alice = new TestClient(app, '198.51.100.10');
     assert.equal((await alice.login('alice@example.com')).statusCode, 200);
     await admin.query('BEGIN');
@@ -164,8 +164,7 @@ describe('the database away', { skip }, () => {
   });
 
   it('survives a connection that ends between two statements of a transaction: the next one fails, 503', async (t) => {
-    const { app, admin, applicationName } = await appWithShortTimeout(t);
-    const { db } = app.services;
+    const { app, db, admin, applicationName } = await appWithShortTimeout(t);
     const ended = db.transaction(async (connection) => {
       await connection.query('SELECT 1');
       // A server shutting down ends the session while no statement of it runs: the client hears of

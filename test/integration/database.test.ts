@@ -5,9 +5,10 @@ import { after, beforeEach, describe, it } from 'node:test';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { migrate, statements } from '../../src/db/migrate.ts';
 import { SessionsRepository } from '../../src/db/repositories/sessions.ts';
-import { TASK_STATUSES, TasksRepository } from '../../src/db/repositories/tasks.ts';
+import { TasksRepository } from '../../src/db/repositories/tasks.ts';
 import { UsersRepository } from '../../src/db/repositories/users.ts';
 import { seedDemo } from '../../src/db/seed.ts';
+import { TASK_STATUSES } from '../../src/domain.ts';
 import {
   closeTestDatabases,
   type DatabaseKind,

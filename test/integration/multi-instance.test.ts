@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { CSRF_COOKIE } from '../../src/http/plugins/csrf.ts';
-import { SESSION_COOKIE } from '../../src/http/plugins/session.ts';
+import { SESSION_COOKIE } from '../../src/http/session-cookie.ts';
 import { createTestApp, type Response, TestClient, testConfig } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
 import { answeredOnClock } from '../helpers/http.ts';

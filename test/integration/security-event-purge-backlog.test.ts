@@ -1,8 +1,9 @@
 // The purge of expired security events in batches: a backlog of any size, each statement small.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { PURGE_BATCH } from '../../src/db/batched-delete.ts';
 import type { Queryable } from '../../src/db/database.ts';
-import { PURGE_BATCH, SecurityEventsRepository } from '../../src/db/repositories/security-events.ts';
+import { SecurityEventsRepository } from '../../src/db/repositories/security-events.ts';
 import { closeTestDatabases, type DatabaseKind, testDatabase } from '../helpers/database.ts';
 import { skipUnless } from '../helpers/services.ts';
 

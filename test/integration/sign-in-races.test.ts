@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { after, describe, it, type TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
+import { CliAccounts } from '../../src/accounts/cli-accounts.ts';
 import { buildApp } from '../../src/app.ts';
-import { Accounts } from '../../src/auth/accounts.ts';
 import { changePassword, freshAccount, NEW_PASSWORD, OWN_PASSWORD, signedIn } from '../helpers/accounts.ts';
 import { createTestApp, type TestApp, TestClient, testConfig } from '../helpers/app.ts';
 import { closeTestDatabases, testHash } from '../helpers/database.ts';
@@ -98,10 +98,9 @@ const changes: Record<string, { run: Change; leaves: { sessions: number; devices
   },
   "the command line's set-password": {
     async run(a, account) {
-      const accounts = new Accounts(a.database.db, {
+      const accounts = new CliAccounts(a.database.db, {
         clock: a.clock,
         instance: 'test',
-        source: 'users-cli',
         hashPassword: testHash,
         rules: a.app.services.passwordRules,
       });

@@ -50,6 +50,11 @@ class Accounts {
     this.onStore();
     this.stored.push({ userId, passwordHash });
   }
+
+  /** Only the budget report asks it (Login.knownDeviceId), never an attempt. */
+  async deviceStanding(): Promise<null> {
+    return null;
+  }
 }
 
 /** The passkey ceremonies' two steps at login, scripted: which challenges were taken, how many answers verified. */

@@ -36,12 +36,9 @@ import type { Client } from '../../src/db/repositories/clients.ts';
 import type { Device } from '../../src/db/repositories/known-devices.ts';
 import type { Passkey as ServerPasskey } from '../../src/db/repositories/passkeys.ts';
 import type { SessionListing } from '../../src/db/repositories/sessions.ts';
-import {
-  TASK_STATUSES as SERVER_TASK_STATUSES,
-  type Task,
-  type TaskStatus,
-} from '../../src/db/repositories/tasks.ts';
-import type { Role, User } from '../../src/db/repositories/users.ts';
+import type { User } from '../../src/db/repositories/users.ts';
+import type { Task } from '../../src/domain.ts';
+import { type Role, TASK_STATUSES as SERVER_TASK_STATUSES, type TaskStatus } from '../../src/domain.ts';
 import { ERRORS, type ErrorCode } from '../../src/errors.ts';
 import {
   MAX_PASSWORD_LENGTH,

@@ -32,7 +32,7 @@ CREATE INDEX security_event_windows_start_idx ON security_event_windows (window_
 
 -- Every insert into security_events passes here (the batched log, an account change's transaction,
 -- the sign-in's single statement): no write path can forget the cap. The numbers are
--- EVENTS_PER_WINDOW, EVENT_WINDOW_MS and SUMMARY_ADDRESSES of src/db/repositories/security-events.ts
+-- EVENTS_PER_WINDOW, EVENT_WINDOW_MS and SUMMARY_ADDRESSES of src/security-event.ts
 -- (test/http/security-event-cap.test.ts fails when they drift).
 CREATE FUNCTION security_events_cap() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE

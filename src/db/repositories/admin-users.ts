@@ -1,6 +1,7 @@
 // The accounts as an admin sees and changes them (docs/rules.md#accounts), keeping an enabled admin.
+import type { Role } from '../../domain.ts';
 import type { Queryable } from '../database.ts';
-import { type Role, type User, userColumns } from './users.ts';
+import { type User, userColumns } from './users.ts';
 
 /** An account as the People page shows it. */
 export interface AdminUser extends User {

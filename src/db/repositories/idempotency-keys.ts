@@ -1,4 +1,5 @@
 // Idempotency keys: the in-flight mark a request claims, the answer its transaction stores, the purge.
+import { type AgedRows, deleteOlderThan, PURGE_BATCH } from '../batched-delete.ts';
 import type { Queryable } from '../database.ts';
 
 /** One caller's key: keys belong to their user, so two users' equal keys are unrelated. */
@@ -40,9 +41,6 @@ export interface ClaimRequest extends KeyLook {
   readonly expiresAtMs: number;
 }
 
-/** Rows one purge statement deletes at most: short statements, far below the statement timeout. */
-export const PURGE_BATCH = 5000;
-
 /** How often expired keys are purged: ten minutes' lag on a 24-hour TTL. */
 export const IDEMPOTENCY_KEY_PURGE_INTERVAL_MS = 10 * 60 * 1000;
 
@@ -77,6 +75,14 @@ function holderOf(row: HolderRow): KeyHolder {
   if (row.response === null || row.fingerprint === null) return { kind: 'in-flight', claim, freeRepeats };
   return { kind: 'answered', claim, freeRepeats, fingerprint: row.fingerprint, response: row.response };
 }
+
+/** The rows by when they expire, the oldest first. */
+const KEYS_BY_EXPIRY: AgedRows = {
+  table: 'idempotency_keys',
+  key: 'user_id, key',
+  at: 'expires_at',
+  order: 'expires_at',
+};
 
 export class IdempotencyKeysRepository {
   private readonly db: Queryable;
@@ -171,21 +177,7 @@ export class IdempotencyKeysRepository {
   }
 
   /** Deletes the rows expired before `cutoffMs`, oldest first, `batch` per statement; answers how many went. */
-  async deleteExpired(cutoffMs: number, batch = PURGE_BATCH): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const rows = await this.db.query<{ count: string | number }>(
-        `WITH gone AS (
-           DELETE FROM idempotency_keys WHERE (user_id, key) IN (
-             SELECT user_id, key FROM idempotency_keys
-              WHERE expires_at < to_timestamp($1 / 1000.0) ORDER BY expires_at LIMIT $2
-           ) RETURNING 1)
-         SELECT count(*) AS count FROM gone`,
-        [cutoffMs, batch],
-      );
-      const deleted = Number(rows[0]?.count ?? 0);
-      total += deleted;
-      if (deleted < batch) return total;
-    }
+  deleteExpired(cutoffMs: number, batch = PURGE_BATCH): Promise<number> {
+    return deleteOlderThan(this.db, KEYS_BY_EXPIRY, cutoffMs, batch);
   }
 }

@@ -1,5 +1,6 @@
 // Security events: batched inserts (capped per account), newest-first keyset pages, the purge.
 import type { SecurityEventType } from '../../security-event.ts';
+import { type AgedRows, deleteOlderThan, PURGE_BATCH } from '../batched-delete.ts';
 import type { Queryable } from '../database.ts';
 
 /** An event ready to store: what was reported, stamped with its time and instance. */
@@ -13,16 +14,6 @@ export interface NewSecurityEvent {
   readonly actorId: number | null;
 }
 
-/**
- * What the database keeps of one account's events (docs/rules.md#events-about-one-account): at most
- * EVENTS_PER_WINDOW rows of their own per EVENT_WINDOW_MS window (of the clock: 12:00, 12:10, …),
- * besides the first of each kind; the repeats past that fold into one summary row per kind,
- * control and actor, which keeps the first SUMMARY_ADDRESSES distinct addresses. The trigger of
- * migration 014 applies these numbers (a copy: test/http/security-event-cap.test.ts pins it).
- */
-export const EVENTS_PER_WINDOW = 100;
-export const EVENT_WINDOW_MS = 10 * 60 * 1000;
-export const SUMMARY_ADDRESSES = 5;
 /** A window's count is purged a day after the window starts; an event written later still (held up by an outage) counts afresh. */
 export const EVENT_WINDOWS_KEPT_MS = 24 * 60 * 60 * 1000;
 
@@ -71,9 +62,6 @@ interface SecurityEventRow {
 const COLUMNS =
   'id, at, type, control, email, address, instance, actor_id, repeats, last_at, addresses, more_addresses';
 
-/** Events one purge statement deletes at most: tens of milliseconds, far below the statement timeout. */
-export const PURGE_BATCH = 5000;
-
 const toEvent = (row: SecurityEventRow): StoredSecurityEvent => {
   const event: StoredSecurityEvent = {
     id: Number(row.id),
@@ -94,6 +82,15 @@ const toEvent = (row: SecurityEventRow): StoredSecurityEvent => {
     addresses: row.addresses ?? [],
     moreAddresses: row.more_addresses === true,
   };
+};
+
+/** The events by age, the oldest first by the time index; and the cap's windows by when they started. */
+const EVENTS_BY_AGE: AgedRows = { table: 'security_events', key: 'id', at: 'at', order: 'at, id' };
+const WINDOWS_BY_AGE: AgedRows = {
+  table: 'security_event_windows',
+  key: 'email, window_start',
+  at: 'window_start',
+  order: 'window_start',
 };
 
 export class SecurityEventsRepository {
@@ -169,46 +166,14 @@ export class SecurityEventsRepository {
 
   /**
    * Deletes every event older than `cutoffMs`, `batch` rows per statement (oldest first, by the
-   * time index), until a statement finds fewer; answers how many went. One DELETE of a large
-   * backlog could outlast the statement timeout for ever, each cancelled try undoing its work; a
-   * batch takes milliseconds, so any backlog goes, and other queries run between the batches.
+   * time index), until a statement finds fewer (deleteOlderThan); answers how many went.
    */
-  async deleteBefore(cutoffMs: number, batch = PURGE_BATCH): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const rows = await this.db.query<{ count: string | number }>(
-        `WITH gone AS (
-           DELETE FROM security_events WHERE id IN (
-             SELECT id FROM security_events WHERE at < to_timestamp($1 / 1000.0) ORDER BY at, id LIMIT $2
-           ) RETURNING 1)
-         SELECT count(*) AS count FROM gone`,
-        [cutoffMs, batch],
-      );
-      const deleted = Number(rows[0]?.count ?? 0);
-      total += deleted;
-      if (deleted < batch) return total;
-    }
+  deleteBefore(cutoffMs: number, batch = PURGE_BATCH): Promise<number> {
+    return deleteOlderThan(this.db, EVENTS_BY_AGE, cutoffMs, batch);
   }
 
-  /**
-   * Deletes the per-account windows of the cap that started before `cutoffMs`, in batches as
-   * deleteBefore does; answers how many went.
-   */
-  async deleteWindowsBefore(cutoffMs: number, batch = PURGE_BATCH): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const rows = await this.db.query<{ count: string | number }>(
-        `WITH gone AS (
-           DELETE FROM security_event_windows WHERE (email, window_start) IN (
-             SELECT email, window_start FROM security_event_windows
-              WHERE window_start < to_timestamp($1 / 1000.0) ORDER BY window_start LIMIT $2
-           ) RETURNING 1)
-         SELECT count(*) AS count FROM gone`,
-        [cutoffMs, batch],
-      );
-      const deleted = Number(rows[0]?.count ?? 0);
-      total += deleted;
-      if (deleted < batch) return total;
-    }
+  /** Deletes the per-account windows of the cap that started before `cutoffMs`, in batches too; answers how many went. */
+  deleteWindowsBefore(cutoffMs: number, batch = PURGE_BATCH): Promise<number> {
+    return deleteOlderThan(this.db, WINDOWS_BY_AGE, cutoffMs, batch);
   }
 }

@@ -1,4 +1,5 @@
 // Server-side sessions, keyed by the digest of the session id, so any instance can serve any user.
+import { deleteInBatches, PURGE_BATCH } from '../batched-delete.ts';
 import type { Queryable } from '../database.ts';
 import { maySignInSql, type User, userColumns } from './users.ts';
 
@@ -54,6 +55,10 @@ export async function announceAccountChange(db: Queryable, userId: number): Prom
 type Timestamp = Date | string;
 const ms = (value: Timestamp) => new Date(value).getTime();
 const iso = (value: Timestamp) => new Date(value).toISOString();
+
+/** The sessions expired at $1, $2 at most. */
+const DELETE_EXPIRED_SESSIONS =
+  'DELETE FROM sessions WHERE id_hash IN (SELECT id_hash FROM sessions WHERE expires_at <= $1 LIMIT $2)';
 
 export class SessionsRepository {
   private readonly db: Queryable;
@@ -187,20 +192,10 @@ export class SessionsRepository {
   }
 
   /**
-   * Deletes the sessions expired at `now`, `batchSize` rows per statement so that a large backlog
-   * never holds one long transaction; returns how many went. Idempotent: instances may race on it.
+   * Deletes the sessions expired at `now`, `batch` rows per statement so that a large backlog never
+   * holds one long transaction (deleteInBatches); returns how many went. Idempotent: instances may race on it.
    */
-  async deleteExpired(now: Date, batchSize = 5000): Promise<number> {
-    let deleted = 0;
-    for (;;) {
-      const rows = await this.db.query(
-        `DELETE FROM sessions WHERE id_hash IN (
-           SELECT id_hash FROM sessions WHERE expires_at <= $1 LIMIT $2
-         ) RETURNING 1`,
-        [now.toISOString(), batchSize],
-      );
-      deleted += rows.length;
-      if (rows.length < batchSize) return deleted;
-    }
+  deleteExpired(now: Date, batch = PURGE_BATCH): Promise<number> {
+    return deleteInBatches(this.db, DELETE_EXPIRED_SESSIONS, [now.toISOString()], batch);
   }
 }

@@ -1,8 +1,7 @@
 // Task pages by filter and sort, one keyset at a time (docs/rules.md#finding-tasks): the SQL behind the list and the export.
-import type { Task } from '../../tasks/task-fields.ts';
-import { prefixQuery, type TaskPosition, type TaskSearch, type TaskSort } from '../../tasks/task-search.ts';
+import type { Task, TaskPosition, TaskSearch, TaskSort } from '../../domain.ts';
 import type { Queryable } from '../database.ts';
-import { TASK_COLUMNS, type TaskRow, toTask } from './tasks.ts';
+import { TASK_COLUMNS, type TaskRow, toTask } from './task-rows.ts';
 
 /**
  * Each sort: the expression its index (migration 016) is built on, its direction, and the type a
@@ -22,6 +21,11 @@ const SORT_SQL: Readonly<Record<TaskSort, { key: string; type: string; descendin
 
 /** The expression the word index is built on: a query must name it exactly to use it. */
 const WORDS = "to_tsvector('simple', t.title || ' ' || t.description)";
+
+/** The words as a text-search query where each word may start a longer one: 'a':* & 'b':*. */
+function prefixQuery(words: readonly string[]): string {
+  return words.map((word) => `'${word}':*`).join(' & ');
+}
 
 /** A task found, with where it sits in its sort (the next cursor's position). */
 export interface FoundTask {

@@ -1,13 +1,7 @@
 // Task writes and their history: insert, the conditional update under a version, history pages, the references a task names.
-import type {
-  FieldChange,
-  HistoryEntry,
-  HistorySource,
-  Task,
-  WritableFields,
-} from '../../tasks/task-fields.ts';
+import type { FieldChange, HistoryEntry, HistorySource, Task, WritableFields } from '../../domain.ts';
 import type { Queryable } from '../database.ts';
-import { TASK_COLUMNS, type TaskRow, toTask } from './tasks.ts';
+import { TASK_COLUMNS, type TaskRow, toTask } from './task-rows.ts';
 import { maySignInSql } from './users.ts';
 
 /** Writable fields → their columns. */

@@ -1,12 +1,9 @@
 // Tasks: filtered keyset pagination, one task, and bulk reassignment in one SQL statement.
-import type { Task, TaskPriority, TaskStatus } from '../../tasks/task-fields.ts';
-import type { TaskPosition, TaskSearch } from '../../tasks/task-search.ts';
+import type { Task, TaskPosition, TaskSearch, TaskStatus } from '../../domain.ts';
 import type { Database, Queryable } from '../database.ts';
+import { TASK_COLUMNS as COLUMNS, type TaskRow, toTask } from './task-rows.ts';
 import { type FoundTask, findTasks } from './task-search.ts';
 import { maySignInSql } from './users.ts';
-
-// The domain's lists live with the task's fields; these names stay for their importers.
-export { TASK_STATUSES, type Task, type TaskStatus } from '../../tasks/task-fields.ts';
 
 export interface TaskFilter {
   assigneeId?: number;
@@ -29,44 +26,6 @@ export type AlongsideReassignment = (
   outcome: Extract<BulkOutcome, { kind: 'done' }>,
   connection: Queryable,
 ) => Promise<void>;
-
-export interface TaskRow {
-  id: number;
-  client_id: number;
-  title: string;
-  description: string;
-  status: TaskStatus;
-  priority: TaskPriority;
-  due_date: string | null;
-  assignee_id: number | null;
-  created_at: Date | string;
-  created_by: number | null;
-  updated_at: Date | string;
-  version: number;
-}
-
-/**
- * A task's columns as TaskRow reads them. The due date comes as text: a driver turns a `date`
- * into a Date at local midnight, which is another day in another time zone.
- */
-export const TASK_COLUMNS =
-  'id, client_id, title, description, status, priority, due_date::text AS due_date, assignee_id, created_at, created_by, updated_at, version';
-const COLUMNS = TASK_COLUMNS;
-
-export const toTask = (row: TaskRow): Task => ({
-  id: row.id,
-  clientId: row.client_id,
-  title: row.title,
-  description: row.description,
-  status: row.status,
-  priority: row.priority,
-  dueDate: row.due_date,
-  assigneeId: row.assignee_id,
-  createdAt: new Date(row.created_at).toISOString(),
-  createdBy: row.created_by,
-  updatedAt: new Date(row.updated_at).toISOString(),
-  version: row.version,
-});
 
 /** Who moves tasks in a bulk reassignment, and when: its history entries say so. */
 export interface BulkChange {

@@ -1,4 +1,5 @@
 // Users: lookups by email and id, who may sign in, the list of reassignment targets, and account changes.
+import type { Role } from '../../domain.ts';
 import { normaliseEmail } from '../../email.ts';
 import type { Queryable } from '../database.ts';
 
@@ -7,10 +8,6 @@ export interface PresentedDevice {
   readonly deviceId: string;
   readonly issuedAt: number;
 }
-
-export type Role = 'employee' | 'admin';
-
-export const ROLES: readonly Role[] = ['employee', 'admin'];
 
 /** How many accounts' hashes were made at one cost (`parameters`: the hash without its salt and key). */
 export interface StoredHashCount {

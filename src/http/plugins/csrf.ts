@@ -4,7 +4,8 @@ import fp from 'fastify-plugin';
 import { csrfTokenFor, newSecret, tokensEqual } from '../../auth/tokens.ts';
 import type { Config } from '../../config.ts';
 import { ApiError } from '../../errors.ts';
-import { ownOrigin, servedOverHttps } from '../origin.ts';
+import { ownOrigin } from '../origin.ts';
+import { cookieOptions } from '../session-cookie.ts';
 
 export const CSRF_COOKIE = 'tp_csrf';
 // Exported for the OpenAPI document's security scheme.
@@ -73,11 +74,6 @@ export const csrfPlugin = fp<{ secret: string; config: Pick<Config, 'publicOrigi
   },
   { name: 'csrf', dependencies: ['session'] },
 );
-
-/** The session and CSRF cookies' options: `Secure` whenever the browser reaches us over HTTPS. */
-export function cookieOptions(request: FastifyRequest, config: Pick<Config, 'publicOrigin'>) {
-  return { path: '/', httpOnly: true, sameSite: 'lax', secure: servedOverHttps(request, config) } as const;
-}
 
 /**
  * Compares a browser's Origin with ours (already normalized) as URLs do (`http://host:80` is

@@ -2,7 +2,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { documentedSchema, liftRequiredHeaders, SECURITY_SCHEMES } from '../route-answers.ts';
+import { documentedSchema, liftRequiredHeaders, SECURITY_SCHEMES } from '../openapi-answers.ts';
 
 export async function registerDocs(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {

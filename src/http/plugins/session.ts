@@ -3,8 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ResolvedSession, SessionService } from '../../auth/sessions.ts';
 import type { User } from '../../db/repositories/users.ts';
-
-export const SESSION_COOKIE = 'tp_session';
+import { SESSION_COOKIE } from '../session-cookie.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -1,14 +1,11 @@
 // One's sessions and known devices (docs/rules.md#accounts): list them, end or forget them.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { OwnAccount, type Owner } from '../../auth/own-account.ts';
-import { KnownDevicesRepository } from '../../db/repositories/known-devices.ts';
-import { SessionsRepository } from '../../db/repositories/sessions.ts';
+import type { FastifyRequest } from 'fastify';
+import type { Owner } from '../../accounts/own-account.ts';
 import { ApiError } from '../../errors.ts';
-import { cookieOptions } from '../plugins/csrf.ts';
-import { SESSION_COOKIE } from '../plugins/session.ts';
-import { setCookieHeader } from '../route-answers.ts';
-import { errorResponses, idSchema } from '../schemas.ts';
-import type { Services } from '../services.ts';
+import { setCookieHeader } from '../openapi-answers.ts';
+import { byIdParams, errorResponses } from '../schemas.ts';
+import type { RoutesPlugin } from '../services.ts';
+import { clearSessionCookie, SESSION_COOKIE } from '../session-cookie.ts';
 
 const timestamp = { type: 'string', format: 'date-time' } as const;
 const userAgent = {
@@ -54,21 +51,8 @@ const sessionIdParams = {
   },
 } as const;
 
-const deviceIdParams = {
-  type: 'object',
-  required: ['id'],
-  additionalProperties: false,
-  properties: { id: idSchema },
-} as const;
-
-export async function accountSessionRoutes(
-  app: FastifyInstance,
-  { services }: { services: Services },
-): Promise<void> {
-  const { sessions, clock, config, db } = services;
-  const owners = new OwnAccount(db, { clock, instance: config.instanceId });
-  const knownDevices = new KnownDevicesRepository(db);
-  const sessionRows = new SessionsRepository(db);
+export const accountSessionRoutes: RoutesPlugin = async (app, { services }) => {
+  const { ownAccount, config } = services;
   /** The signed-in caller as the events of their changes name them. */
   const owner = (request: FastifyRequest): Owner => ({
     user: request.user!,
@@ -89,11 +73,9 @@ export async function accountSessionRoutes(
         },
       },
     },
-    handler: async (request) => {
-      const rows = await sessionRows.listForUser(request.user!.id, clock.now());
-      const current = request.sessionPublicId;
-      return { sessions: rows.map(({ idHash: _, ...row }) => ({ ...row, current: row.id === current })) };
-    },
+    handler: async (request) => ({
+      sessions: await ownAccount.sessions(request.user!.id, request.sessionPublicId),
+    }),
   });
 
   app.delete<{ Params: { id: string } }>('/api/auth/sessions/:id', {
@@ -119,14 +101,10 @@ export async function accountSessionRoutes(
       },
     },
     handler: async (request, reply) => {
-      const user = request.user!;
-      const ended = await owners.endSession(owner(request), request.params.id);
-      if (!ended)
+      if (!(await ownAccount.endSession(owner(request), request.params.id)))
         throw new ApiError('NOT_FOUND', {}, 'This session has ended already (or is not one of yours).');
-      sessions.forgetUser(user.id);
       // Ending the current session is signing out: its cookie goes too.
-      if (request.params.id === request.sessionPublicId)
-        reply.clearCookie(SESSION_COOKIE, cookieOptions(request, config));
+      if (request.params.id === request.sessionPublicId) clearSessionCookie(reply, config);
       return reply.code(204).send();
     },
   });
@@ -146,12 +124,9 @@ export async function accountSessionRoutes(
         },
       },
     },
-    handler: async (request) => {
-      const user = request.user!;
-      const ended = await owners.endOtherSessions(owner(request), sessions.idHashOf(request.sessionId!));
-      if (ended > 0) sessions.forgetUser(user.id);
-      return { ended };
-    },
+    handler: async (request) => ({
+      ended: await ownAccount.endOtherSessions(owner(request), request.sessionId!),
+    }),
   });
 
   app.get('/api/auth/devices', {
@@ -169,7 +144,7 @@ export async function accountSessionRoutes(
         },
       },
     },
-    handler: async (request) => ({ devices: await knownDevices.list(request.user!.id) }),
+    handler: async (request) => ({ devices: await ownAccount.devices(request.user!.id) }),
   });
 
   app.delete<{ Params: { id: number } }>('/api/auth/devices/:id', {
@@ -178,13 +153,13 @@ export async function accountSessionRoutes(
       tags: ['account'],
       summary:
         'Forget a known device: that browser signs in as an unknown one from now on (404 if not yours)',
-      params: deviceIdParams,
+      params: byIdParams,
       response: { 204: { type: 'null', description: 'Forgotten.' }, ...errorResponses('NOT_FOUND') },
     },
     handler: async (request, reply) => {
-      if (!(await owners.forgetDevice(owner(request), request.params.id)))
+      if (!(await ownAccount.forgetDevice(owner(request), request.params.id)))
         throw new ApiError('NOT_FOUND', {}, 'This device is forgotten already (or is not one of yours).');
       return reply.code(204).send();
     },
   });
-}
+};

@@ -1,10 +1,10 @@
 // Clients, for admins (docs/rules.md#tasks): add one, rename one; names unique ignoring case.
-import type { FastifyInstance } from 'fastify';
+
+import { CLIENT_NAME_MAX_LENGTH } from '../../domain.ts';
 import { ApiError } from '../../errors.ts';
-import { CLIENT_NAME_MAX_LENGTH } from '../../tasks/task-fields.ts';
 import { checkedName } from '../../tasks/task-rules.ts';
-import { errorResponses, idSchema, ref } from '../schemas.ts';
-import type { Services } from '../services.ts';
+import { byIdParams, errorResponses, ref } from '../schemas.ts';
+import type { RoutesPlugin } from '../services.ts';
 
 /** A name as sent: judged once trimmed (checkedName); the bound only keeps a huge one out. */
 const nameBody = {
@@ -28,11 +28,8 @@ const clientAnswer = {
   properties: { client: ref('Client') },
 } as const;
 
-export async function adminClientRoutes(
-  app: FastifyInstance,
-  { services }: { services: Services },
-): Promise<void> {
-  const { clients } = services;
+export const adminClientRoutes: RoutesPlugin = async (app, { services }) => {
+  const { tasks } = services;
 
   app.post<{ Body: { name: string } }>('/api/admin/clients', {
     config: { access: 'admin' },
@@ -43,7 +40,7 @@ export async function adminClientRoutes(
       response: { 201: clientAnswer, ...errorResponses('CLIENT_NAME_TAKEN') },
     },
     handler: async (request, reply) => {
-      const client = await clients.add(checkedName('name', request.body.name, CLIENT_NAME_MAX_LENGTH));
+      const client = await tasks.addClient(checkedName('name', request.body.name, CLIENT_NAME_MAX_LENGTH));
       if (!client) throw new ApiError('CLIENT_NAME_TAKEN');
       return reply.code(201).send({ client });
     },
@@ -54,12 +51,12 @@ export async function adminClientRoutes(
     schema: {
       tags: ['admin'],
       summary: 'Rename a client',
-      params: { type: 'object', required: ['id'], additionalProperties: false, properties: { id: idSchema } },
+      params: byIdParams,
       body: nameBody,
       response: { 200: clientAnswer, ...errorResponses('NOT_FOUND', 'CLIENT_NAME_TAKEN') },
     },
     handler: async (request) => {
-      const outcome = await clients.rename(
+      const outcome = await tasks.renameClient(
         request.params.id,
         checkedName('name', request.body.name, CLIENT_NAME_MAX_LENGTH),
       );
@@ -69,4 +66,4 @@ export async function adminClientRoutes(
       return { client: outcome };
     },
   });
-}
+};

@@ -1,13 +1,11 @@
 // People, for admins (docs/rules.md#accounts): list, add with a temporary password, edit, disable, reset.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { type ActingAdmin, type EditRefusal, People } from '../../auth/people.ts';
-import { generatePassword } from '../../auth/temporary-passwords.ts';
-import { AdminUsersRepository } from '../../db/repositories/admin-users.ts';
-import { ROLES, type Role } from '../../db/repositories/users.ts';
+import type { FastifyRequest } from 'fastify';
+import type { ActingAdmin, EditRefusal } from '../../accounts/admin-accounts.ts';
+import { ROLES, type Role } from '../../domain.ts';
 import { isEmailAddress } from '../../email.ts';
 import { ApiError } from '../../errors.ts';
-import { errorResponses, idSchema, userSchema } from '../schemas.ts';
-import type { Services } from '../services.ts';
+import { byIdParams, errorResponses, userSchema } from '../schemas.ts';
+import type { RoutesPlugin } from '../services.ts';
 
 const NAME_MAX = 200;
 
@@ -38,13 +36,6 @@ const temporaryPassword = {
 const nameSchema = { type: 'string', minLength: 1, maxLength: NAME_MAX, pattern: '\\S' } as const;
 const roleSchema = { type: 'string', enum: ROLES } as const;
 
-const byId = {
-  type: 'object',
-  required: ['id'],
-  additionalProperties: false,
-  properties: { id: idSchema },
-} as const;
-
 /** What each refused edit answers. */
 const REFUSALS: Readonly<Record<EditRefusal, () => ApiError>> = {
   'no-such-account': () => new ApiError('NOT_FOUND'),
@@ -59,13 +50,8 @@ const REFUSALS: Readonly<Record<EditRefusal, () => ApiError>> = {
   'last-admin': () => new ApiError('LAST_ADMIN'),
 };
 
-export async function adminUserRoutes(
-  app: FastifyInstance,
-  { services }: { services: Services },
-): Promise<void> {
-  const { db, clock, config, passwords, sessions } = services;
-  const people = new People(db, { clock, instance: config.instanceId });
-  const accounts = new AdminUsersRepository(db);
+export const adminUserRoutes: RoutesPlugin = async (app, { services }) => {
+  const { adminAccounts } = services;
   const acting = (request: FastifyRequest): ActingAdmin => ({
     id: request.user!.id,
     address: request.caller.ipKey(),
@@ -86,7 +72,7 @@ export async function adminUserRoutes(
         },
       },
     },
-    handler: async () => ({ users: await accounts.list() }),
+    handler: async () => ({ users: await adminAccounts.list() }),
   });
 
   app.post<{ Body: { email: string; name: string; role: Role } }>('/api/admin/users', {
@@ -120,15 +106,10 @@ export async function adminUserRoutes(
         throw new ApiError('VALIDATION_ERROR', {
           errors: [{ path: '/email', message: 'must be an email address' }],
         });
-      const password = generatePassword();
-      const user = await people.add(
-        acting(request),
-        { email, name: name.trim(), role },
-        await passwords.rehash(password),
-      );
-      if (!user) throw new ApiError('EMAIL_TAKEN');
-      request.log.info({ userId: user.id, by: request.user!.id }, 'account added by an admin');
-      return reply.code(201).send({ user, temporaryPassword: password });
+      const added = await adminAccounts.add(acting(request), { email, name: name.trim(), role });
+      if (added === 'email-taken') throw new ApiError('EMAIL_TAKEN');
+      request.log.info({ userId: added.user.id, by: request.user!.id }, 'account added by an admin');
+      return reply.code(201).send(added);
     },
   });
 
@@ -141,7 +122,7 @@ export async function adminUserRoutes(
         summary:
           'Rename an account, change its role, disable it (its sessions and known devices end at once) or enable it; ' +
           'no admin may disable or demote their own account or the last enabled admin (admins only)',
-        params: byId,
+        params: byIdParams,
         body: {
           type: 'object',
           minProperties: 1,
@@ -160,14 +141,12 @@ export async function adminUserRoutes(
       },
       handler: async (request) => {
         const { name, role, disabled } = request.body;
-        const outcome = await people.edit(acting(request), request.params.id, {
+        const outcome = await adminAccounts.edit(acting(request), request.params.id, {
           name: name?.trim(),
           role,
           disabled,
         });
         if (typeof outcome === 'string') throw REFUSALS[outcome]();
-        // This instance at once; the others when the change is announced (at the commit).
-        sessions.forgetUser(outcome.id);
         return { user: outcome };
       },
     },
@@ -179,7 +158,7 @@ export async function adminUserRoutes(
       tags: ['people'],
       summary:
         'Give an account a new temporary password, shown once; its sessions end and its known devices are forgotten (admins only)',
-      params: byId,
+      params: byIdParams,
       response: {
         200: {
           type: 'object',
@@ -192,12 +171,10 @@ export async function adminUserRoutes(
     },
     handler: async (request) => {
       const { id } = request.params;
-      const password = generatePassword();
-      const outcome = await people.reset(acting(request), id, await passwords.rehash(password));
-      if (outcome !== true) throw REFUSALS[outcome]();
-      sessions.forgetUser(id);
+      const outcome = await adminAccounts.reset(acting(request), id);
+      if (typeof outcome === 'string') throw REFUSALS[outcome]();
       request.log.info({ userId: id, by: request.user!.id }, 'password reset by an admin');
-      return { temporaryPassword: password };
+      return outcome;
     },
   });
-}
+};

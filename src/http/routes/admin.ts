@@ -1,9 +1,7 @@
 // The admin's view of login locks (docs/rules.md#known-devices): what is locked now, and the unlock.
-import type { FastifyInstance } from 'fastify';
-import { normaliseEmail } from '../../email.ts';
 import type { Lock } from '../../rate-limit/engine.ts';
 import type { ControlName } from '../../rate-limit/policy.ts';
-import type { Services } from '../services.ts';
+import type { RoutesPlugin } from '../services.ts';
 
 /** The login controls whose locks are listed, and what each one's key is shown as. */
 const LISTED: readonly { control: ControlName; keyAs: 'email' | 'address' | 'device' }[] = [
@@ -26,8 +24,8 @@ const lockSchema = {
   },
 } as const;
 
-export async function adminRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
-  const { rateLimit, securityEvents } = services;
+export const adminRoutes: RoutesPlugin = async (app, { services }) => {
+  const { rateLimit, login } = services;
 
   app.get('/api/admin/login-locks', {
     config: { access: 'admin' },
@@ -64,23 +62,14 @@ export async function adminRoutes(app: FastifyInstance, { services }: { services
       response: { 204: { type: 'null', description: 'The counters are cleared.' } },
     },
     handler: async (request, reply) => {
-      const { email } = request.body;
-      // The counters only: the account's known devices stay known. Revoking them would hand the
-      // attacker whose guesses locked the account the owner's own browser: ten more guesses after
-      // the reset would lock the owner out everywhere (docs/rules.md#known-devices).
-      await rateLimit.resetAccount(email);
       const by = request.user!.id;
-      securityEvents.record({
-        type: 'admin-reset',
-        control: 'login-account',
-        email: normaliseEmail(email),
-        actorId: by,
-      });
+      // The counters only: the account's known devices stay known (docs/rules.md#known-devices).
+      await login.resetAccountLock(request.body.email, by);
       request.log.info({ control: 'login-account', by }, 'login lock reset');
       return reply.code(204).send();
     },
   });
-}
+};
 
 function shown({ control, key, failures, retryAfter }: Lock, keyAs: 'email' | 'address' | 'device') {
   return { control, [keyAs]: key, failures, retryAfter };

@@ -1,20 +1,16 @@
 // CSRF bootstrap, login, logout and the current user (docs/rules.md#authentication-and-csrf).
-import type { FastifyInstance, FastifyReply } from 'fastify';
 import { DEVICE_COOKIE } from '../../auth/devices.ts';
-import { ApiError, errorBody } from '../../errors.ts';
 import { SIGN_IN_PASSWORD_MAX_LENGTH } from '../../limits.ts';
 import { attemptLogin } from '../../login/attempt-login.ts';
-import type { WorkChallenge } from '../../login/outcome.ts';
 import type { WorkSolution } from '../../login/work-challenges.ts';
 import { loginLockHooks } from '../login-locks.ts';
-import { CSRF_COOKIE, cookieOptions } from '../plugins/csrf.ts';
-import { sendRefusal } from '../plugins/rate-limit.ts';
-import { SESSION_COOKIE } from '../plugins/session.ts';
+import { setCookieHeader } from '../openapi-answers.ts';
+import { CSRF_COOKIE } from '../plugins/csrf.ts';
 import { workSolutionSchema } from '../proved-work-schemas.ts';
-import { setCookieHeader } from '../route-answers.ts';
 import { errorResponses, ref } from '../schemas.ts';
-import type { Services } from '../services.ts';
-import { signedInResponse, signIn } from '../sign-in.ts';
+import type { RoutesPlugin } from '../services.ts';
+import { clearSessionCookie, SESSION_COOKIE } from '../session-cookie.ts';
+import { answerSignIn, signedInResponse } from '../sign-in.ts';
 
 const csrfTokenResponse = {
   type: 'object',
@@ -22,8 +18,8 @@ const csrfTokenResponse = {
   properties: { csrfToken: { type: 'string' } },
 } as const;
 
-export async function authRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
-  const { sessions, login } = services;
+export const authRoutes: RoutesPlugin = async (app, { services }) => {
+  const { sessions, login, config } = services;
 
   app.get('/api/csrf-token', {
     // A session whose temporary password is still to change needs the token to change it.
@@ -76,16 +72,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
         deviceCookie: request.cookies[DEVICE_COOKIE],
         caller: request.caller,
       });
-      switch (outcome.kind) {
-        case 'signed-in':
-          return signIn(app, services, request, reply, outcome, 'password');
-        case 'refused':
-          return sendRefusal(reply, outcome.refusal);
-        case 'busy':
-          return sendLoginBusy(reply, outcome.retryAfter, outcome.work);
-        case 'invalid':
-          throw new ApiError('INVALID_CREDENTIALS');
-      }
+      return answerSignIn(app, services, request, reply, outcome, 'password');
     },
   });
 
@@ -105,7 +92,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
     handler: async (request, reply) => {
       await sessions.destroy(request.cookies[SESSION_COOKIE]!);
       // The device cookie stays: this browser remains a known device of the account.
-      reply.clearCookie(SESSION_COOKIE, cookieOptions(request, services.config));
+      clearSessionCookie(reply, config);
       return reply.code(204).send();
     },
   });
@@ -124,15 +111,4 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
       reply.send({ user: request.user! });
     },
   });
-}
-
-/**
- * 503 LOGIN_BUSY (docs/rules.md#the-login-gate): the gate turned the attempt away before any hash. Answered here,
- * not thrown: under a flood these are most answers, and none of them is a server error to log.
- */
-function sendLoginBusy(reply: FastifyReply, retryAfter: number, work: WorkChallenge | null): FastifyReply {
-  return reply
-    .code(503)
-    .headers({ 'retry-after': retryAfter, 'cache-control': 'no-store' })
-    .send(errorBody('LOGIN_BUSY', work ? { retryAfter, work } : { retryAfter }));
-}
+};

@@ -1,12 +1,8 @@
 // /healthz while the process runs, /readyz per dependency (docs/rules.md#running-it).
-import type { FastifyInstance } from 'fastify';
 import { isDraining } from '../drain.ts';
-import type { Services } from '../services.ts';
+import type { RoutesPlugin } from '../services.ts';
 
-export async function healthRoutes(
-  app: FastifyInstance,
-  { services }: { services: Services },
-): Promise<void> {
+export const healthRoutes: RoutesPlugin = async (app, { services }) => {
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
 
   const { readiness } = services;
@@ -22,4 +18,4 @@ export async function healthRoutes(
     reply.code(fatal ? 503 : 200).header('cache-control', 'no-store');
     return { status: fatal ? 'unavailable' : degraded ? 'degraded' : 'ok', ...body };
   });
-}
+};

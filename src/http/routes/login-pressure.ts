@@ -1,7 +1,6 @@
 // Whether this instance sheds sign-ins, and its gate's queues, for admins (docs/rules.md#the-login-gate).
-import type { FastifyInstance } from 'fastify';
 import type { LoginPressureReport } from '../../login/pressure-report.ts';
-import type { Services } from '../services.ts';
+import type { RoutesPlugin } from '../services.ts';
 
 const count = { type: 'integer', minimum: 0 } as const;
 
@@ -35,10 +34,7 @@ const reportSchema = {
   },
 } as const;
 
-export async function loginPressureRoutes(
-  app: FastifyInstance,
-  { services }: { services: Services },
-): Promise<void> {
+export const loginPressureRoutes: RoutesPlugin = async (app, { services }) => {
   const { login } = services;
 
   app.get('/api/admin/login-pressure', {
@@ -51,4 +47,4 @@ export async function loginPressureRoutes(
     },
     handler: async (): Promise<LoginPressureReport> => login.report(),
   });
-}
+};

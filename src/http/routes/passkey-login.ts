@@ -1,16 +1,16 @@
 // Signing in with a passkey (docs/rules.md#passkeys): options with a single-use challenge, the answer.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AuthenticationResponseJSON } from '../../auth/passkeys.ts';
-import { ApiError, errorBody } from '../../errors.ts';
+import type { FastifyRequest } from 'fastify';
+import { type AuthenticationResponseJSON, secondsOf } from '../../auth/passkeys.ts';
+import { ApiError } from '../../errors.ts';
 import { attemptPasskeyLogin } from '../../login/attempt-passkey-login.ts';
+import { sendLoginBusy } from '../login-busy.ts';
 import { loginLockHooks } from '../login-locks.ts';
+import { relyingPartyOf } from '../origin.ts';
 import { CSRF_COOKIE } from '../plugins/csrf.ts';
-import { sendRefusal } from '../plugins/rate-limit.ts';
 import { errorResponses } from '../schemas.ts';
-import type { Services } from '../services.ts';
-import { signedInResponse, signIn } from '../sign-in.ts';
+import type { RoutesPlugin } from '../services.ts';
+import { answerSignIn, signedInResponse } from '../sign-in.ts';
 import { authenticationResponseSchema, requestOptionsSchema } from '../webauthn-schemas.ts';
-import { relyingPartyOf, secondsOf } from './passkeys.ts';
 
 /**
  * What a challenge is bound to: what the caller's CSRF token is bound to, its session or, signed
@@ -20,10 +20,7 @@ function bindingOf(request: FastifyRequest): string {
   return request.sessionId ?? `pre-session\0${request.cookies[CSRF_COOKIE] ?? ''}`;
 }
 
-export async function passkeyLoginRoutes(
-  app: FastifyInstance,
-  { services }: { services: Services },
-): Promise<void> {
+export const passkeyLoginRoutes: RoutesPlugin = async (app, { services }) => {
   const { ceremonies, config, login } = services;
 
   app.post('/api/auth/passkey/options', {
@@ -40,7 +37,7 @@ export async function passkeyLoginRoutes(
       const issued = await ceremonies.signInOptions(rp, bindingOf(request));
       if (issued.options !== undefined) return issued.options;
       // Full: refused rather than another browser's live challenge dropped (docs/rules.md#passkeys).
-      return sendStoreFull(reply, secondsOf(issued));
+      return sendLoginBusy(reply, secondsOf(issued));
     },
   });
 
@@ -67,25 +64,7 @@ export async function passkeyLoginRoutes(
         relyingParty: relyingPartyOf(request, config),
         caller: request.caller,
       });
-      switch (outcome.kind) {
-        case 'signed-in':
-          return signIn(app, services, request, reply, outcome, 'passkey');
-        case 'refused':
-          return sendRefusal(reply, outcome.refusal);
-        case 'invalid':
-          throw new ApiError('INVALID_CREDENTIALS');
-      }
+      return answerSignIn(app, services, request, reply, outcome, 'passkey');
     },
   });
-}
-
-/**
- * 503 LOGIN_BUSY for options the full challenge store could not keep. Answered, not thrown: under a
- * flood of options these are many, and none of them is a server error to log.
- */
-function sendStoreFull(reply: FastifyReply, retryAfter: number): FastifyReply {
-  return reply
-    .code(503)
-    .headers({ 'retry-after': retryAfter, 'cache-control': 'no-store' })
-    .send(errorBody('LOGIN_BUSY', { retryAfter }));
-}
+};

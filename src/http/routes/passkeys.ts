@@ -1,18 +1,13 @@
 // A signed-in user's passkeys (docs/rules.md#passkeys): list, register, rename, remove.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import {
-  REAUTH_WINDOW_MS,
-  type RegistrationResponseJSON,
-  type RelyingParty,
-  relyingParty,
-} from '../../auth/passkeys.ts';
-import type { Config } from '../../config.ts';
-import { normaliseEmail } from '../../email.ts';
+import type { FastifyRequest } from 'fastify';
+import type { PasskeyOwner, RegistrationRefusal } from '../../accounts/own-passkeys.ts';
+import type { RegistrationResponseJSON } from '../../auth/passkeys.ts';
 import { ApiError } from '../../errors.ts';
 import { PASSKEYS_MAX } from '../../limits.ts';
-import { ownOrigin } from '../origin.ts';
-import { errorResponses, idSchema } from '../schemas.ts';
-import type { Services } from '../services.ts';
+import { sendLoginBusy } from '../login-busy.ts';
+import { relyingPartyOf } from '../origin.ts';
+import { byIdParams, errorResponses } from '../schemas.ts';
+import type { RoutesPlugin } from '../services.ts';
 import {
   creationOptionsSchema,
   passkeyNameSchema,
@@ -27,52 +22,23 @@ const passkeyAnswer = {
   properties: { passkey: passkeySchema },
 } as const;
 
-const byId = {
-  type: 'object',
-  required: ['id'],
-  additionalProperties: false,
-  properties: { id: idSchema },
-} as const;
+/** What each refused registration step answers. */
+const REFUSALS: Readonly<Record<RegistrationRefusal | 'invalid', () => ApiError>> = {
+  'reauth-required': () => new ApiError('REAUTH_REQUIRED'),
+  'no-relying-party': () => new ApiError('BAD_REQUEST'),
+  limit: () => new ApiError('PASSKEY_LIMIT', { max: PASSKEYS_MAX }),
+  invalid: () => new ApiError('PASSKEY_INVALID'),
+};
 
-/**
- * The relying party a request speaks to: the service's own origin (docs/rules.md#authentication-and-csrf, PUBLIC_ORIGIN or
- * the request as a browser sees it) and its host as RP ID; null when the request names no usable host.
- */
-/** The whole seconds of a full challenge store's wait, for Retry-After: at least 1. */
-export function secondsOf({ retryAfterMs }: { readonly retryAfterMs: number }): number {
-  return Math.max(1, Math.ceil(retryAfterMs / 1000));
-}
-
-export function relyingPartyOf(request: FastifyRequest, config: Config): RelyingParty | null {
-  const origin = ownOrigin(request, config);
-  return origin === null ? null : relyingParty(origin);
-}
-
-export async function passkeyRoutes(
-  app: FastifyInstance,
-  { services }: { services: Services },
-): Promise<void> {
-  const { passkeys, ceremonies, securityEvents, clock, config } = services;
-
-  const relyingPartyFor = (request: FastifyRequest): RelyingParty => {
-    const rp = relyingPartyOf(request, config);
-    if (rp === null) throw new ApiError('BAD_REQUEST');
-    return rp;
-  };
-
-  /** Registering needs a sign-in within the last 10 minutes of this session (docs/rules.md#passkeys). */
-  const requireRecentSignIn = (request: FastifyRequest): void => {
-    const at = request.signedInAt;
-    if (at === null || clock.now() - at > REAUTH_WINDOW_MS) throw new ApiError('REAUTH_REQUIRED');
-  };
-
-  const record = (request: FastifyRequest, type: 'passkey-added' | 'passkey-removed'): void =>
-    securityEvents.record({
-      type,
-      control: 'passkey',
-      email: normaliseEmail(request.user!.email),
-      address: request.caller.ipKey(),
-    });
+export const passkeyRoutes: RoutesPlugin = async (app, { services }) => {
+  const { ownPasskeys, config } = services;
+  /** The signed-in caller as their passkeys' changes name them and a registration binds its challenge. */
+  const owner = (request: FastifyRequest): PasskeyOwner => ({
+    user: request.user!,
+    address: request.caller.ipKey(),
+    sessionId: request.sessionId!,
+    signedInAt: request.signedInAt,
+  });
 
   app.get('/api/auth/passkeys', {
     config: { access: 'user' },
@@ -88,7 +54,7 @@ export async function passkeyRoutes(
         },
       },
     },
-    handler: async (request) => ({ passkeys: await passkeys.list(request.user!.id) }),
+    handler: async (request) => ({ passkeys: await ownPasskeys.list(request.user!.id) }),
   });
 
   app.post('/api/auth/passkeys/registration-options', {
@@ -103,17 +69,11 @@ export async function passkeyRoutes(
         ...errorResponses('BAD_REQUEST', 'REAUTH_REQUIRED', 'PASSKEY_LIMIT', 'LOGIN_BUSY'),
       },
     },
-    handler: async (request) => {
-      requireRecentSignIn(request);
-      const user = request.user!;
-      const existing = await passkeys.credentialsOf(user.id);
-      if (existing.length >= PASSKEYS_MAX) throw new ApiError('PASSKEY_LIMIT', { max: PASSKEYS_MAX });
-      const handle = await passkeys.userHandle(user.id);
-      const rp = relyingPartyFor(request);
-      const issued = await ceremonies.registrationOptions(rp, user, handle, existing, request.sessionId!);
-      // The store of challenges is full: refused, rather than another session's challenge dropped.
-      if (issued.options === undefined) throw new ApiError('LOGIN_BUSY', { retryAfter: secondsOf(issued) });
-      return issued.options;
+    handler: async (request, reply) => {
+      const outcome = await ownPasskeys.registrationOptions(owner(request), relyingPartyOf(request, config));
+      if (outcome.kind === 'options') return outcome.options;
+      if (outcome.kind === 'busy') return sendLoginBusy(reply, outcome.retryAfter);
+      throw REFUSALS[outcome.kind]();
     },
   });
 
@@ -134,17 +94,15 @@ export async function passkeyRoutes(
       },
     },
     handler: async (request, reply) => {
-      requireRecentSignIn(request);
-      const user = request.user!;
-      const rp = relyingPartyFor(request);
-      const credential = await ceremonies.verifyRegistration(rp, request.body.response, request.sessionId!);
-      if (!credential) throw new ApiError('PASSKEY_INVALID');
-      const name = request.body.name.trim();
-      const added = await passkeys.add(user.id, { ...credential, name }, PASSKEYS_MAX, clock.now());
-      if (added === null) throw new ApiError('PASSKEY_LIMIT', { max: PASSKEYS_MAX });
-      if (added === 'taken') throw new ApiError('PASSKEY_INVALID');
-      record(request, 'passkey-added');
-      return reply.code(201).send({ passkey: added });
+      const { name, response } = request.body;
+      const outcome = await ownPasskeys.register(
+        owner(request),
+        relyingPartyOf(request, config),
+        response,
+        name.trim(),
+      );
+      if (outcome.kind !== 'added') throw REFUSALS[outcome.kind]();
+      return reply.code(201).send({ passkey: outcome.passkey });
     },
   });
 
@@ -154,7 +112,7 @@ export async function passkeyRoutes(
     schema: {
       tags: ['passkeys'],
       summary: 'Rename one of your passkeys',
-      params: byId,
+      params: byIdParams,
       body: {
         type: 'object',
         required: ['name'],
@@ -164,7 +122,7 @@ export async function passkeyRoutes(
       response: { 200: passkeyAnswer, ...errorResponses('NOT_FOUND') },
     },
     handler: async (request) => {
-      const renamed = await passkeys.rename(request.user!.id, request.params.id, request.body.name.trim());
+      const renamed = await ownPasskeys.rename(owner(request), request.params.id, request.body.name.trim());
       if (!renamed) throw new ApiError('NOT_FOUND');
       return { passkey: renamed };
     },
@@ -175,13 +133,12 @@ export async function passkeyRoutes(
     schema: {
       tags: ['passkeys'],
       summary: 'Remove one of your passkeys (404 for anyone else’s)',
-      params: byId,
+      params: byIdParams,
       response: { 204: { type: 'null', description: 'Removed.' }, ...errorResponses('NOT_FOUND') },
     },
     handler: async (request, reply) => {
-      if (!(await passkeys.remove(request.user!.id, request.params.id))) throw new ApiError('NOT_FOUND');
-      record(request, 'passkey-removed');
+      if (!(await ownPasskeys.remove(owner(request), request.params.id))) throw new ApiError('NOT_FOUND');
       return reply.code(204).send();
     },
   });
-}
+};

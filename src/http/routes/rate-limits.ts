@@ -1,10 +1,8 @@
 // The caller's budgets, read without spending (docs/rules.md#reading-the-budgets).
-
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { DEVICE_COOKIE, DeviceCookies } from '../../auth/devices.ts';
+import { DEVICE_COOKIE } from '../../auth/devices.ts';
 import { callerWith } from '../../rate-limit/policy.ts';
 import { errorResponses } from '../schemas.ts';
-import type { Services } from '../services.ts';
+import type { RoutesPlugin } from '../services.ts';
 
 const reportSchema = {
   type: 'object',
@@ -20,21 +18,8 @@ const reportSchema = {
   },
 } as const;
 
-export async function rateLimitRoutes(
-  app: FastifyInstance,
-  { services }: { services: Services },
-): Promise<void> {
-  const { devices, users } = services;
-
-  /** The device id of the cookie when a sign-in to its account would be a known-device attempt; else null. */
-  const knownDevice = async (request: FastifyRequest): Promise<string | null> => {
-    const claim = devices.read(request.cookies[DEVICE_COOKIE]);
-    if (!claim) return null;
-    const standing = await users.deviceStanding(claim.userId, claim);
-    return standing && DeviceCookies.known(claim, { ...standing, userId: claim.userId })
-      ? claim.deviceId
-      : null;
-  };
+export const rateLimitRoutes: RoutesPlugin = async (app, { services }) => {
+  const { login } = services;
 
   app.get('/api/rate-limits', {
     schema: {
@@ -51,8 +36,10 @@ export async function rateLimitRoutes(
       },
     },
     handler: async (request) => {
-      const caller = callerWith(request.caller, { deviceId: await knownDevice(request) });
+      // The device's own budget too, when a sign-in from this cookie would be a known-device attempt.
+      const deviceId = await login.knownDeviceId(request.cookies[DEVICE_COOKIE]);
+      const caller = callerWith(request.caller, { deviceId });
       return { controls: await app.rateLimit.reportFor(caller) };
     },
   });
-}
+};

@@ -1,14 +1,13 @@
 // Security events, newest first, by keyset pages: all for admins, one's own (docs/rules.md#accounts).
-import type { FastifyInstance } from 'fastify';
+import { normaliseEmail } from '../../email.ts';
 import {
   EVENT_WINDOW_MS,
   EVENTS_PER_WINDOW,
+  SECURITY_EVENT_TYPES,
   SUMMARY_ADDRESSES,
-} from '../../db/repositories/security-events.ts';
-import { normaliseEmail } from '../../email.ts';
-import { SECURITY_EVENT_TYPES } from '../../security-event.ts';
+} from '../../security-event.ts';
 import { keysetCursor } from '../cursor.ts';
-import type { Services } from '../services.ts';
+import type { RoutesPlugin } from '../services.ts';
 
 export const SECURITY_EVENTS_MAX_LIMIT = 200;
 
@@ -54,10 +53,7 @@ const pageSchema = {
   },
 } as const;
 
-export async function securityEventRoutes(
-  app: FastifyInstance,
-  { services }: { services: Services },
-): Promise<void> {
+export const securityEventRoutes: RoutesPlugin = async (app, { services }) => {
   const { securityEvents } = services;
 
   app.get<{ Querystring: { limit: number; cursor?: string } }>('/api/admin/security-events', {
@@ -122,4 +118,4 @@ export async function securityEventRoutes(
       return { events, nextCursor: page.nextCursor };
     },
   });
-}
+};

@@ -1,7 +1,5 @@
 // Tasks a team runs (docs/rules.md#tasks): create, edit under If-Match, and a task's history.
-import type { FastifyInstance } from 'fastify';
-import { ApiError } from '../../errors.ts';
-import { etagOf, preconditionOf } from '../../tasks/task-etag.ts';
+
 import {
   DESCRIPTION_MAX_LENGTH,
   HISTORY_PAGE_SIZE,
@@ -11,12 +9,14 @@ import {
   type Task,
   TITLE_MAX_LENGTH,
   type WritableFields,
-} from '../../tasks/task-fields.ts';
+} from '../../domain.ts';
+import { ApiError } from '../../errors.ts';
+import { etagOf, preconditionOf } from '../../tasks/task-etag.ts';
 import type { NewTask } from '../../tasks/task-service.ts';
 import { keysetCursor } from '../cursor.ts';
 import { storingAnswer } from '../plugins/idempotency.ts';
-import { errorResponses, idSchema, ref } from '../schemas.ts';
-import type { Services } from '../services.ts';
+import { byIdParams, errorResponses, idSchema, ref } from '../schemas.ts';
+import type { RoutesPlugin } from '../services.ts';
 
 /**
  * The writable fields as a body schema. A title's length is judged once trimmed (task-rules.ts);
@@ -34,13 +34,6 @@ const FIELDS = {
     description: 'A calendar date that exists (YYYY-MM-DD), or null.',
   },
   assigneeId: { ...idSchema, type: ['integer', 'null'], description: 'An enabled employee, or null.' },
-} as const;
-
-const byId = {
-  type: 'object',
-  required: ['id'],
-  additionalProperties: false,
-  properties: { id: idSchema },
 } as const;
 
 const ETAG_HEADER = {
@@ -65,10 +58,7 @@ const cursors = keysetCursor('before', [idSchema.maximum]);
 
 const location = (task: Task) => `/api/employee/tasks/${task.id}`;
 
-export async function taskEditRoutes(
-  app: FastifyInstance,
-  { services }: { services: Services },
-): Promise<void> {
+export const taskEditRoutes: RoutesPlugin = async (app, { services }) => {
   const { taskService } = services;
 
   app.post<{ Body: NewTask }>('/api/employee/tasks', {
@@ -117,7 +107,7 @@ export async function taskEditRoutes(
       schema: {
         tags: ['tasks'],
         summary: 'Edit a task under If-Match: only the fields sent change',
-        params: byId,
+        params: byIdParams,
         headers: {
           type: 'object',
           properties: {
@@ -169,7 +159,7 @@ export async function taskEditRoutes(
     schema: {
       tags: ['tasks'],
       summary: `A task's history, newest first, ${HISTORY_PAGE_SIZE} entries a page`,
-      params: byId,
+      params: byIdParams,
       querystring: {
         type: 'object',
         additionalProperties: false,
@@ -197,7 +187,7 @@ export async function taskEditRoutes(
       return { entries: page.rows, nextCursor: page.nextCursor };
     },
   });
-}
+};
 
 /** One change of a task: when, by whom, from where, and each field's value before and after. */
 const historyEntrySchema = {

@@ -1,24 +1,18 @@
 // Tasks in and out as CSV (docs/rules.md#export-and-import): the export streams, the import is all or nothing.
-import type { FastifyInstance } from 'fastify';
 import { IMPORT_BODY_LIMIT_BYTES, IMPORT_MAX_ROWS } from '../../limits.ts';
 import { CSV_COLUMNS, exportStream } from '../../tasks/task-csv.ts';
-import { TaskImporter } from '../../tasks/task-import.ts';
 import { searchOf, type TaskListQuery, taskSearchQuerySchema } from '../../tasks/task-search.ts';
 import { storingAnswer } from '../plugins/idempotency.ts';
 import { errorResponses } from '../schemas.ts';
-import type { Services } from '../services.ts';
+import type { RoutesPlugin } from '../services.ts';
 
 const CSV_TYPE = 'text/csv; charset=utf-8';
 
 /** The list's parameters but its cursor: an export is every page. */
 const { cursor: _cursor, ...exportQuerySchema } = taskSearchQuerySchema;
 
-export async function taskTransferRoutes(
-  app: FastifyInstance,
-  { services }: { services: Services },
-): Promise<void> {
-  const { tasks, clock, db } = services;
-  const importer = new TaskImporter({ db, clock });
+export const taskTransferRoutes: RoutesPlugin = async (app, { services }) => {
+  const { tasks, taskImporter, clock } = services;
 
   app.get<{ Querystring: TaskListQuery }>('/api/employee/tasks/export', {
     config: { access: 'user' },
@@ -84,8 +78,12 @@ export async function taskTransferRoutes(
     },
     handler: async (request, reply) => {
       const answer = (created: number) => ({ created });
-      const created = await importer.import(request.user!.id, request.body, storingAnswer(request, answer));
+      const created = await taskImporter.import(
+        request.user!.id,
+        request.body,
+        storingAnswer(request, answer),
+      );
       return reply.code(201).send({ created });
     },
   });
-}
+};

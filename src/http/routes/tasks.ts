@@ -1,6 +1,4 @@
 // Tasks: cursor pages, one task, employees, clients, bulk reassignment (docs/rules.md#bulk-reassignment).
-import type { FastifyInstance } from 'fastify';
-import type { BulkOutcome } from '../../db/repositories/tasks.ts';
 import { ApiError } from '../../errors.ts';
 import { BULK_MAX_TASKS } from '../../limits.ts';
 import { etagOf } from '../../tasks/task-etag.ts';
@@ -11,14 +9,15 @@ import {
   type TaskListQuery,
   taskSearchQuerySchema,
 } from '../../tasks/task-search.ts';
+import type { BulkOutcome } from '../../tasks/tasks.ts';
 import { storingAnswer } from '../plugins/idempotency.ts';
-import { errorResponses, idSchema, ref } from '../schemas.ts';
-import type { Services } from '../services.ts';
+import { byIdParams, errorResponses, idSchema, ref } from '../schemas.ts';
+import type { RoutesPlugin } from '../services.ts';
 
 type ListQuery = TaskListQuery & { limit: number };
 
-export async function taskRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
-  const { tasks, users, clients } = services;
+export const taskRoutes: RoutesPlugin = async (app, { services }) => {
+  const { tasks } = services;
 
   app.get<{ Querystring: ListQuery }>('/api/employee/tasks', {
     config: { access: 'user' },
@@ -62,7 +61,7 @@ export async function taskRoutes(app: FastifyInstance, { services }: { services:
     schema: {
       tags: ['tasks'],
       summary: 'One task',
-      params: { type: 'object', required: ['id'], properties: { id: idSchema } },
+      params: byIdParams,
       response: {
         200: {
           type: 'object',
@@ -99,7 +98,7 @@ export async function taskRoutes(app: FastifyInstance, { services }: { services:
         },
       },
     },
-    handler: async () => ({ employees: await users.listEmployees() }),
+    handler: async () => ({ employees: await tasks.assignees() }),
   });
 
   app.get('/api/employee/clients', {
@@ -115,7 +114,7 @@ export async function taskRoutes(app: FastifyInstance, { services }: { services:
         },
       },
     },
-    handler: async () => ({ clients: await clients.listByName() }),
+    handler: async () => ({ clients: await tasks.clients() }),
   });
 
   app.patch<{ Body: { taskIds: number[]; assigneeId: number } }>('/api/employee/tasks/bulk', {
@@ -167,16 +166,17 @@ export async function taskRoutes(app: FastifyInstance, { services }: { services:
     handler: async (request) => {
       const { taskIds, assigneeId } = request.body;
       // With a key, its answer is stored in the reassignment's own transaction.
-      const outcome = await tasks.bulkReassign(taskIds, assigneeId, {
-        actorId: request.user!.id,
-        atMs: services.clock.now(),
-        alongside: storingAnswer(request, bulkAnswer),
-      });
+      const outcome = await tasks.bulkReassign(
+        taskIds,
+        assigneeId,
+        request.user!.id,
+        storingAnswer(request, bulkAnswer),
+      );
       if (outcome.kind === 'assignee-not-found') throw new ApiError('ASSIGNEE_NOT_FOUND');
       return bulkAnswer(outcome);
     },
   });
-}
+};
 
 /** The 200 body of a bulk reassignment: counts, and one result per requested id in order. */
 function bulkAnswer(outcome: Extract<BulkOutcome, { kind: 'done' }>) {

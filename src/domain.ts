@@ -1,4 +1,8 @@
-// A task's fields as the API names them: the values each may take and their bounds (docs/rules.md#tasks).
+// The portal's own words, beneath every layer: roles, a task's fields and statuses, what a task search is.
+
+export type Role = 'employee' | 'admin';
+
+export const ROLES: readonly Role[] = ['employee', 'admin'];
 
 /** Every task status, in the order people read them; the schemas, the seed and the client follow this list. */
 export const TASK_STATUSES = ['open', 'in_progress', 'done'] as const;
@@ -68,4 +72,32 @@ export interface HistoryEntry {
   actor: { id: number; name: string } | null;
   source: HistorySource;
   changes: FieldChange[];
+}
+
+/** The list's sorts (docs/rules.md#finding-tasks). */
+export const TASK_SORTS = ['id', '-updatedAt', 'dueDate', '-priority'] as const;
+export type TaskSort = (typeof TASK_SORTS)[number];
+
+/** What a list or an export looks for, in its normal form. */
+export interface TaskSearch {
+  /** Every word must start a word of the title or the description (lower case, letters and digits only). */
+  words: string[];
+  assigneeId?: number | 'none';
+  clientId?: number;
+  statuses?: TaskStatus[];
+  priorities?: TaskPriority[];
+  /** YYYY-MM-DD: tasks due on or before it. */
+  dueBefore?: string;
+  sort: TaskSort;
+}
+
+/**
+ * Where the previous page ended: the last task's sort value (text; null for `id`) and id, and the
+ * change number the walk started at (tasks changed since are left out: they may have moved
+ * behind the walk, and a walk never shows a task twice).
+ */
+export interface TaskPosition {
+  value: string | null;
+  id: number;
+  mark: string;
 }

@@ -14,9 +14,9 @@ import {
 import type { Access } from './plugins/authorization.ts';
 import { CSRF_COOKIE, CSRF_HEADER } from './plugins/csrf.ts';
 import { IDEMPOTENCY_KEY_HEADER, IN_FLIGHT_RETRY_AFTER, REPLAYED_HEADER } from './plugins/idempotency.ts';
-import { SESSION_COOKIE } from './plugins/session.ts';
 import { workAskedSchema } from './proved-work-schemas.ts';
 import { ref } from './schemas.ts';
+import { SESSION_COOKIE } from './session-cookie.ts';
 
 /** The security schemes of components.securitySchemes: the cookies and the header a caller sends. */
 export const SECURITY_SCHEMES = {

@@ -1,16 +1,28 @@
-// What an admin changes on other accounts (docs/rules.md#accounts): add with a temporary password, rename, change the role, disable and enable, reset — each with its security event, in one transaction.
+// An admin's changes to other accounts (docs/rules.md#accounts): add, edit, reset, remove a passkey.
+import type { PasswordChecker } from '../auth/passwords.ts';
+import type { SessionService } from '../auth/sessions.ts';
+import { generatePassword } from '../auth/temporary-passwords.ts';
 import type { Clock } from '../clock.ts';
 import type { Database, Queryable } from '../db/database.ts';
 import { type AdminUser, AdminUsersRepository } from '../db/repositories/admin-users.ts';
+import { type Passkey, PasskeysRepository } from '../db/repositories/passkeys.ts';
 import { announceAccountChange, SessionsRepository } from '../db/repositories/sessions.ts';
-import { type Role, type User, UsersRepository } from '../db/repositories/users.ts';
+import { type User, UsersRepository } from '../db/repositories/users.ts';
+import type { Role } from '../domain.ts';
 import { TEMPORARY_PASSWORD_TTL_MS } from '../limits.ts';
 import type { SecurityEventType } from '../security-event.ts';
-import { type ChangeContext, endSessionsAndForgetDevices, recordEvents } from './accounts.ts';
+import { endSessionsAndForgetDevices, removePasskeys } from './account-cleanup.ts';
+import { type ChangeContext, recordEvents } from './account-events.ts';
 
-export interface PeopleOptions {
+export interface AdminAccountsOptions {
+  readonly db: Database;
   readonly clock: Clock;
+  /** The instance id events carry. */
   readonly instance: string;
+  /** Hashes a temporary password at today's cost. */
+  readonly passwords: Pick<PasswordChecker, 'rehash'>;
+  /** This instance's sessions cache: it drops a changed account at once, the others at the commit's announcement. */
+  readonly sessions: Pick<SessionService, 'forgetUser'>;
 }
 
 /** The admin acting, and the address of the request. */
@@ -32,36 +44,42 @@ export interface AccountEdit {
  */
 export type EditRefusal = 'no-such-account' | 'actor-not-admin' | 'self' | 'last-admin';
 
-export class People {
-  private readonly db: Database;
-  private readonly options: PeopleOptions;
+export class AdminAccounts {
+  private readonly options: AdminAccountsOptions;
 
-  constructor(db: Database, options: PeopleOptions) {
-    this.db = db;
+  constructor(options: AdminAccountsOptions) {
     this.options = options;
   }
 
+  /** Every account, by id, as the People page shows it. */
+  list(): Promise<AdminUser[]> {
+    return new AdminUsersRepository(this.options.db).list();
+  }
+
   /**
-   * Adds an account whose password is temporary (hashed by the caller): it signs in for
-   * TEMPORARY_PASSWORD_TTL_MS and must be changed first. Null when the email is taken.
+   * Adds an account with a new temporary password (shown once, to the admin): it signs in for
+   * TEMPORARY_PASSWORD_TTL_MS and must be changed first. `email-taken` when the email names one.
    */
-  add(
+  async add(
     admin: ActingAdmin,
     account: { email: string; name: string; role: Role },
-    passwordHash: string,
-  ): Promise<AdminUser | null> {
-    return this.change(async (connection) => {
+  ): Promise<{ user: AdminUser; temporaryPassword: string } | 'email-taken'> {
+    const temporaryPassword = generatePassword();
+    // Hashed before the transaction opens: nothing is held while the hash runs.
+    const passwordHash = await this.options.passwords.rehash(temporaryPassword);
+    const user = await this.change(async (connection) => {
       const now = this.options.clock.now();
-      const user = await new UsersRepository(connection).create({
+      const created = await new UsersRepository(connection).create({
         ...account,
         passwordHash,
         temporaryUntil: now + TEMPORARY_PASSWORD_TTL_MS,
         at: now,
       });
-      if (!user) return null;
-      await recordEvents(connection, this.context(admin), user, ['account-created']);
-      return new AdminUsersRepository(connection).find(user.id);
+      if (!created) return null;
+      await recordEvents(connection, this.context(admin), created, ['account-created']);
+      return new AdminUsersRepository(connection).find(created.id);
     });
+    return user ? { user, temporaryPassword } : 'email-taken';
   }
 
   /**
@@ -70,8 +88,8 @@ export class People {
    * admin, checked under a lock of the admins' rows (AdminUsersRepository.checkEdit). Disabling ends
    * the account's sessions and forgets its known devices at once.
    */
-  edit(admin: ActingAdmin, userId: number, edit: AccountEdit): Promise<AdminUser | EditRefusal> {
-    return this.change(async (connection) => {
+  async edit(admin: ActingAdmin, userId: number, edit: AccountEdit): Promise<AdminUser | EditRefusal> {
+    const outcome = await this.change(async (connection) => {
       const accounts = new AdminUsersRepository(connection);
       const removesAdmin = edit.role === 'employee' || edit.disabled === true;
       const check = await accounts.checkEdit(admin.id, userId, removesAdmin);
@@ -102,15 +120,19 @@ export class People {
       }
       return (await accounts.find(userId))!;
     });
+    if (typeof outcome !== 'string') this.options.sessions.forgetUser(outcome.id);
+    return outcome;
   }
 
   /**
-   * Gives the account a new temporary password (hashed by the caller), ends its sessions and
+   * Gives the account a new temporary password (shown once, to the admin), ends its sessions and
    * forgets its known devices, with a `password-reset` event; a refusal when there is no such
    * account or the admin is one no more.
    */
-  reset(admin: ActingAdmin, userId: number, passwordHash: string): Promise<true | EditRefusal> {
-    return this.change(async (connection) => {
+  async reset(admin: ActingAdmin, userId: number): Promise<{ temporaryPassword: string } | EditRefusal> {
+    const temporaryPassword = generatePassword();
+    const passwordHash = await this.options.passwords.rehash(temporaryPassword);
+    const outcome = await this.change(async (connection): Promise<true | EditRefusal> => {
       if (!(await new AdminUsersRepository(connection).actorStillAdmin(admin.id))) return 'actor-not-admin';
       const users = new UsersRepository(connection);
       const user: User | null = await users.findById(userId);
@@ -121,6 +143,36 @@ export class People {
       await recordEvents(connection, context, user, ['password-reset']);
       await endSessionsAndForgetDevices(connection, user, context);
       return true;
+    });
+    if (outcome !== true) return outcome;
+    this.options.sessions.forgetUser(userId);
+    return { temporaryPassword };
+  }
+
+  /** The account's passkeys, oldest first (name and times only); null when there is no such account. */
+  async passkeys(userId: number): Promise<Passkey[] | null> {
+    const user = await new UsersRepository(this.options.db).findById(userId);
+    return user ? new PasskeysRepository(this.options.db).list(user.id) : null;
+  }
+
+  /**
+   * Removes one of the account's passkeys (one an attacker added), with a `passkey-removed` event
+   * naming the admin, in one transaction; a refusal when the admin is one no more, or the account
+   * has no such passkey.
+   */
+  removePasskey(
+    admin: ActingAdmin,
+    userId: number,
+    passkeyId: number,
+  ): Promise<true | 'actor-not-admin' | 'no-such-passkey'> {
+    return this.change(async (connection) => {
+      // Its admin rights may have gone while the request was on its way (another admin's edit).
+      if (!(await new AdminUsersRepository(connection).actorStillAdmin(admin.id))) return 'actor-not-admin';
+      const user = await new UsersRepository(connection).findById(userId);
+      if (!user) return 'no-such-passkey';
+      const context = { ...this.context(admin), control: 'passkey' };
+      const removed = await removePasskeys(connection, user, context, passkeyId);
+      return removed.length > 0 ? true : 'no-such-passkey';
     });
   }
 
@@ -136,6 +188,6 @@ export class People {
 
   private change<T>(work: (connection: Queryable) => Promise<T>): Promise<T> {
     // db.transaction: on the embedded database no other request's query lands inside it.
-    return this.db.transaction(work);
+    return this.options.db.transaction(work);
   }
 }

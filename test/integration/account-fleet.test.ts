@@ -1,42 +1,17 @@
 // Two instances caching sessions 10 minutes: an account's change ends its sessions everywhere at once.
 import assert from 'node:assert/strict';
-import { after, describe, it, type TestContext } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.ts';
-import { CSRF_COOKIE } from '../../src/http/plugins/csrf.ts';
-import { SESSION_COOKIE } from '../../src/http/session-cookie.ts';
+import { after, describe, it } from 'node:test';
 import { changePassword, freshAccount, NEW_PASSWORD, OWN_PASSWORD, signedIn } from '../helpers/accounts.ts';
-import { createTestApp, type TestApp, TestClient, testConfig } from '../helpers/app.ts';
+import type { TestClient } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
-import { uniquePrefix } from '../helpers/redis.ts';
-import { REDIS_URL, skipUnless } from '../helpers/services.ts';
+import { sameBrowserOn, twoInstances } from '../helpers/fleet.ts';
+import { skipUnless } from '../helpers/services.ts';
 
 const skip = (await skipUnless('redis')) || (await skipUnless('postgres'));
 after(closeTestDatabases);
 
 /** Long enough that a session served from a stale cache would still be served when the test ends. */
 const CACHE = { SESSION_CACHE_TTL: '10m' };
-
-async function twoInstances(t: TestContext): Promise<{ a: TestApp; b: FastifyInstance }> {
-  const env = { ...CACHE, REDIS_URL, REDIS_KEY_PREFIX: uniquePrefix() };
-  const a = await createTestApp({ database: 'postgres', env });
-  t.after(() => a.close());
-  const b = await buildApp(testConfig({ ...env, DATABASE_URL: a.database.url! }), { clock: a.clock });
-  t.after(() => b.close());
-  await b.ready();
-  return { a, b };
-}
-
-/** The same browser (its cookies and CSRF token) talking to instance `app`. */
-function sameBrowserOn(app: FastifyInstance, browser: TestClient): TestClient {
-  const twin = new TestClient(app, browser.remoteAddress);
-  for (const name of [SESSION_COOKIE, CSRF_COOKIE]) {
-    const value = browser.cookie(name);
-    if (value !== undefined) twin.setCookie(name, value);
-  }
-  twin.csrfToken = browser.csrfToken;
-  return twin;
-}
 
 /**
  * How long (ms) until `browser` is answered 401 on its instance, asking every 5 ms for at most 2 s
@@ -53,7 +28,7 @@ async function msUntilSignedOut(browser: TestClient): Promise<number> {
 
 describe('ending sessions across a PostgreSQL + Redis fleet', { skip }, () => {
   it('ends a session on the other instance at once, though it cached it', async (t) => {
-    const { a, b } = await twoInstances(t);
+    const { a, b } = await twoInstances(t, CACHE);
     const { email } = await freshAccount(a);
     const laptop = sameBrowserOn(b, await signedIn(a, email));
     assert.equal((await laptop.get('/api/auth/me')).statusCode, 200, 'B caches the laptop’s session');
@@ -67,7 +42,7 @@ describe('ending sessions across a PostgreSQL + Redis fleet', { skip }, () => {
   });
 
   it('ends a logged-out session on the other instance at once', async (t) => {
-    const { a, b } = await twoInstances(t);
+    const { a, b } = await twoInstances(t, CACHE);
     const { email } = await freshAccount(a);
     const browser = await signedIn(a, email);
     const onB = sameBrowserOn(b, browser);
@@ -77,7 +52,7 @@ describe('ending sessions across a PostgreSQL + Redis fleet', { skip }, () => {
   });
 
   it('signs every other browser out everywhere when the password changes, and when an admin disables the account', async (t) => {
-    const { a, b } = await twoInstances(t);
+    const { a, b } = await twoInstances(t, CACHE);
     const { email, id } = await freshAccount(a);
     const onB = sameBrowserOn(b, await signedIn(a, email));
     assert.equal((await onB.get('/api/auth/me')).statusCode, 200);
@@ -101,7 +76,7 @@ describe('ending sessions across a PostgreSQL + Redis fleet', { skip }, () => {
   });
 
   it('serves a demotion on the other instance at once', async (t) => {
-    const { a, b } = await twoInstances(t);
+    const { a, b } = await twoInstances(t, CACHE);
     const person = await freshAccount(a, 'admin');
     const onB = sameBrowserOn(b, await signedIn(a, person.email));
     assert.equal((await onB.get('/api/admin/users')).statusCode, 200, 'an admin, cached on B');

@@ -1,31 +1,19 @@
 // A sign-in racing a password change, a reset or a disable (docs/rules.md#accounts).
 import assert from 'node:assert/strict';
 import { after, describe, it, type TestContext } from 'node:test';
-import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { CliAccounts } from '../../src/accounts/cli-accounts.ts';
-import { buildApp } from '../../src/app.ts';
 import { changePassword, freshAccount, NEW_PASSWORD, OWN_PASSWORD, signedIn } from '../helpers/accounts.ts';
-import { createTestApp, type TestApp, TestClient, testConfig } from '../helpers/app.ts';
+import { type TestApp, TestClient } from '../helpers/app.ts';
 import { closeTestDatabases, testHash } from '../helpers/database.ts';
-import { uniquePrefix } from '../helpers/redis.ts';
-import { REDIS_URL, skipUnless } from '../helpers/services.ts';
+import { twoInstances } from '../helpers/fleet.ts';
+import { skipUnless } from '../helpers/services.ts';
 
 const skip = (await skipUnless('redis')) || (await skipUnless('postgres'));
 after(closeTestDatabases);
 
 /** Budgets no test here reaches: the races, not the limits, are under test. */
 const ROOMY = { RATE_LIMIT_LOGIN_ACCOUNT: '100000/15m', RATE_LIMIT_LOGIN_IP: '100000/15m' };
-
-async function twoInstances(t: TestContext): Promise<{ a: TestApp; b: FastifyInstance }> {
-  const env = { ...ROOMY, SESSION_CACHE_TTL: '10m', REDIS_URL, REDIS_KEY_PREFIX: uniquePrefix() };
-  const a = await createTestApp({ database: 'postgres', env });
-  t.after(() => a.close());
-  const b = await buildApp(testConfig({ ...env, DATABASE_URL: a.database.url! }), { clock: a.clock });
-  t.after(() => b.close());
-  await b.ready();
-  return { a, b };
-}
 
 /**
  * Holds every change of the kinds under test open after it deleted the account's sessions: a
@@ -127,7 +115,7 @@ describe('a sign-in overlapping a change of the password or a disable (PostgreSQ
 }, () => {
   for (const [name, change] of Object.entries(changes)) {
     it(`fails, or ends with ${name}, when its write meets the change still open`, async (t) => {
-      const { a, b } = await twoInstances(t);
+      const { a, b } = await twoInstances(t, { ...ROOMY, SESSION_CACHE_TTL: '10m' });
       const account = await freshAccount(a);
       const owner = await signedIn(a, account.email);
       const gate = await widenTheWindow(t, a.database.url!);
@@ -150,7 +138,7 @@ describe('a sign-in overlapping a change of the password or a disable (PostgreSQ
   }
 
   it('leaves no session of an old password after any of many changes racing sign-ins on both instances', async (t) => {
-    const { a, b } = await twoInstances(t);
+    const { a, b } = await twoInstances(t, { ...ROOMY, SESSION_CACHE_TTL: '10m' });
     const account = await freshAccount(a);
     const owner = await signedIn(a, account.email);
     const TRIALS = 25;

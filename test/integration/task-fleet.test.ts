@@ -1,38 +1,13 @@
 // Tasks on a PostgreSQL + Redis fleet of two instances (docs/rules.md#tasks): one winner among edits racing with one ETag, one task per create key, versions and history in step.
 import assert from 'node:assert/strict';
-import { after, describe, it, type TestContext } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.ts';
-import { CSRF_COOKIE } from '../../src/http/plugins/csrf.ts';
-import { SESSION_COOKIE } from '../../src/http/session-cookie.ts';
-import { createTestApp, type TestApp, TestClient, testConfig } from '../helpers/app.ts';
+import { after, describe, it } from 'node:test';
+import type { TestClient } from '../helpers/app.ts';
 import { closeTestDatabases } from '../helpers/database.ts';
-import { uniquePrefix } from '../helpers/redis.ts';
-import { REDIS_URL, skipUnless } from '../helpers/services.ts';
+import { sameBrowserOn, twoInstances } from '../helpers/fleet.ts';
+import { skipUnless } from '../helpers/services.ts';
 
 const skip = (await skipUnless('redis')) || (await skipUnless('postgres'));
 after(closeTestDatabases);
-
-async function twoInstances(t: TestContext): Promise<{ a: TestApp; b: FastifyInstance }> {
-  const env = { REDIS_URL, REDIS_KEY_PREFIX: uniquePrefix() };
-  const a = await createTestApp({ database: 'postgres', env });
-  t.after(() => a.close());
-  const b = await buildApp(testConfig({ ...env, DATABASE_URL: a.database.url! }), { clock: a.clock });
-  t.after(() => b.close());
-  await b.ready();
-  return { a, b };
-}
-
-/** The same browser (its cookies and CSRF token) talking to instance `app`. */
-function sameBrowserOn(app: FastifyInstance, browser: TestClient): TestClient {
-  const twin = new TestClient(app, browser.remoteAddress);
-  for (const name of [SESSION_COOKIE, CSRF_COOKIE]) {
-    const value = browser.cookie(name);
-    if (value !== undefined) twin.setCookie(name, value);
-  }
-  twin.csrfToken = browser.csrfToken;
-  return twin;
-}
 
 const json = (client: TestClient, method: 'POST' | 'PATCH', url: string, body: unknown, headers = {}) =>
   client.request({

@@ -21,6 +21,9 @@ export function skipUnlessRedisBinaries(): false | string {
   return `${message}; skipped`;
 }
 
+/** The one port of our range that `fetch` refuses to connect to (the Fetch standard's "bad ports"). */
+const FETCH_BLOCKED_PORT = 10_080;
+
 /**
  * A loopback port nobody listens on now, and its cluster bus port (+ 10000) too. Drawn at random
  * below the kernel's ephemeral range (32768+): a port the kernel hands out for `listen(0)` could
@@ -30,6 +33,7 @@ export function skipUnlessRedisBinaries(): false | string {
 export async function freePort(): Promise<number> {
   for (;;) {
     const port = 10_000 + Math.floor(Math.random() * 12_000);
+    if (port === FETCH_BLOCKED_PORT) continue;
     if ((await isFree(port)) && (await isFree(port + 10_000))) return port;
   }
 }

@@ -4,18 +4,9 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { OptionsGraph, ZxcvbnFactory, ZxcvbnResult } from '@zxcvbn-ts/core';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, UNSTORABLE_TEXT } from '../limits.ts';
+import type { PasswordRefusal } from './password-refusals.ts';
 
-/** Why a password is refused: the `reason` of 422 PASSWORD_REFUSED. */
-export const PASSWORD_REFUSALS = [
-  'too_short',
-  'too_long',
-  'contains_email',
-  'common',
-  'weak',
-  'breached',
-  'unchanged',
-] as const;
-export type PasswordRefusal = (typeof PASSWORD_REFUSALS)[number];
+export { PASSWORD_REFUSALS, type PasswordRefusal } from './password-refusals.ts';
 
 /** A refused password: the reason, and what to tell the person (what is wrong, what to do instead). */
 export interface Refused {

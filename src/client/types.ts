@@ -1,13 +1,33 @@
-// The API's data shapes as a client sees them (docs/rules.md#endpoints): plain JSON, no server imports.
-// (a lint rule enforces it; test/unit/client-contract.test.ts fails when these copies drift).
+// The API's data shapes as a client sees them (docs/rules.md#endpoints): plain JSON. The names and
+// limits it shares with the server come from the server's own modules that import nothing (a lint
+// rule and test/unit/layers.test.ts keep it so); test/unit/client-contract.test.ts checks the shapes.
+import type { HistorySource, Role, TaskPriority, TaskSort, TaskStatus } from '../domain.ts';
+import type { ControlName } from '../rate-limit/control-names.ts';
+import type { SecurityEventType } from '../security-event.ts';
 
-export type Role = 'employee' | 'admin';
-/** Every task status, in the order people read them (the server's TASK_STATUSES). */
-export const TASK_STATUSES = ['open', 'in_progress', 'done'] as const;
-export type TaskStatus = (typeof TASK_STATUSES)[number];
-/** Every task priority, lowest first (the server's TASK_PRIORITIES). */
-export const TASK_PRIORITIES = ['low', 'normal', 'high', 'urgent'] as const;
-export type TaskPriority = (typeof TASK_PRIORITIES)[number];
+export {
+  PASSWORD_REFUSALS as PASSWORD_REFUSAL_REASONS,
+  type PasswordRefusal as PasswordRefusalReason,
+} from '../auth/password-refusals.ts';
+export {
+  HISTORY_SOURCES,
+  type HistorySource,
+  type Role,
+  TASK_PRIORITIES,
+  TASK_STATUSES,
+  type TaskPriority,
+  type TaskSort,
+  type TaskStatus,
+} from '../domain.ts';
+export {
+  BULK_MAX_TASKS,
+  MAX_PASSWORD_LENGTH,
+  MIN_PASSWORD_LENGTH,
+  PASSKEY_NAME_MAX,
+  PASSKEYS_MAX,
+} from '../limits.ts';
+export { CONTROL_NAMES, type ControlName } from '../rate-limit/control-names.ts';
+export { SECURITY_EVENT_TYPES, type SecurityEventType } from '../security-event.ts';
 
 export interface User {
   readonly id: number;
@@ -61,9 +81,6 @@ export interface TaskWithEtag {
   readonly etag: string;
 }
 
-export const HISTORY_SOURCES = ['create', 'edit', 'bulk', 'import'] as const;
-export type HistorySource = (typeof HISTORY_SOURCES)[number];
-
 /** One change of a task: when, by whom, from where, each field's value before and after. */
 export interface HistoryEntry {
   readonly id: number;
@@ -85,9 +102,6 @@ export interface Client {
   readonly id: number;
   readonly name: string;
 }
-
-/** The list's sorts: id (the default), latest change first, due date (none last), most urgent first. */
-export type TaskSort = 'id' | '-updatedAt' | 'dueDate' | '-priority';
 
 /** What the list and the export look for (docs/rules.md#finding-tasks). */
 export interface TaskQuery {
@@ -145,23 +159,6 @@ export interface BulkReassignResult {
   readonly results: readonly BulkTaskResult[];
 }
 
-/**
- * The policy names the server uses in its headers and in GET /api/rate-limits. A copy of the
- * server's policy table, checked by test/unit/client-contract.test.ts.
- */
-export const CONTROL_NAMES = [
-  'task-bulk',
-  'task-import',
-  'api-authenticated',
-  'api-unauthenticated',
-  'login-account',
-  'login-ip',
-  'login-device',
-  'passkey-options',
-] as const;
-
-export type ControlName = (typeof CONTROL_NAMES)[number];
-
 /** One entry of GET /api/rate-limits. */
 export interface ControlReport {
   readonly control: ControlName;
@@ -173,9 +170,6 @@ export interface ControlReport {
   readonly remaining: number;
   readonly resetSeconds: number;
 }
-
-/** The largest number of tasks one bulk request may name (the server's schema says the same). */
-export const BULK_MAX_TASKS = 50;
 
 /** One entry of GET /api/admin/login-locks: an account or an address a login control refuses now. */
 export interface LoginLock {
@@ -190,36 +184,6 @@ export interface LoginLock {
   /** Seconds until the lock frees an attempt. */
   readonly retryAfter: number;
 }
-
-/** The security-event types (a copy of the server's, checked by test/http/security-events.test.ts). */
-export const SECURITY_EVENT_TYPES = [
-  'lock-started',
-  'admin-reset',
-  'known-device-refused',
-  'login-pressure-started',
-  'login-pressure-ended',
-  'account-created',
-  'account-disabled',
-  'account-enabled',
-  'password-set',
-  'passkey-added',
-  'passkey-removed',
-  'passkey-counter-refused',
-  'sessions-ended',
-  'devices-forgotten',
-  'signed-in',
-  'signed-in-new-device',
-  'sign-in-failed',
-  'password-changed',
-  'password-reset',
-  'session-ended',
-  'other-sessions-ended',
-  'device-forgotten',
-  'account-renamed',
-  'account-role-changed',
-] as const;
-
-export type SecurityEventType = (typeof SECURITY_EVENT_TYPES)[number];
 
 /** One entry of GET /api/admin/security-events. */
 export interface SecurityEvent {
@@ -295,32 +259,12 @@ export interface Passkey {
   readonly lastUsedAt: string | null;
 }
 
-/** The most passkeys one account may hold, and the longest name (the server's limits). */
-export const PASSKEYS_MAX = 10;
-export const PASSKEY_NAME_MAX = 64;
-
 /**
  * WebAuthn options and answers travel as the JSON forms of the WebAuthn Level 3 spec
  * (PublicKeyCredentialCreationOptionsJSON and the rest): the client passes them between the
  * server and the browser's API (or @simplewebauthn/browser) without reading them.
  */
 export type WebAuthnJSON = Readonly<Record<string, unknown>>;
-
-/** Why a new password was refused: the `reason` of 422 PASSWORD_REFUSED (the server's PASSWORD_REFUSALS). */
-export const PASSWORD_REFUSAL_REASONS = [
-  'too_short',
-  'too_long',
-  'contains_email',
-  'common',
-  'weak',
-  'breached',
-  'unchanged',
-] as const;
-export type PasswordRefusalReason = (typeof PASSWORD_REFUSAL_REASONS)[number];
-
-/** The shortest and longest password the server takes (the server's MIN/MAX_PASSWORD_LENGTH). */
-export const MIN_PASSWORD_LENGTH = 12;
-export const MAX_PASSWORD_LENGTH = 128;
 
 /** One of the signed-in user's sessions (GET /api/auth/sessions). */
 export interface Session {

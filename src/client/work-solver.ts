@@ -1,31 +1,10 @@
 // The proved-work solver (docs/rules.md#proved-work): a nonce for a LOGIN_BUSY challenge, browser or Node.
 import { sha256 } from '@noble/hashes/sha2.js';
 
-/*
- * The client's copy of src/login/proved-work.ts (it imports nothing from the server); a test in
- * test/unit/client-contract.test.ts fails when the two drift.
- */
+// What the server judges a solution by is the server's own module, which imports nothing.
+import { leadingZeroBits, WORK_BITS_MAX, workMessage } from '../login/proved-work.ts';
 
-/** The most bits a client solves for: a server asking more is refusing. */
-export const WORK_BITS_MAX = 32;
-
-/** The text whose SHA-256 a solution is judged by: the challenge, a colon, the nonce (UTF-8). */
-export function workMessage(challenge: string, nonce: string): string {
-  return `${challenge}:${nonce}`;
-}
-
-/** How many zero bits a digest starts with. */
-export function leadingZeroBits(digest: Uint8Array): number {
-  let bits = 0;
-  for (const byte of digest) {
-    if (byte === 0) {
-      bits += 8;
-      continue;
-    }
-    return bits + Math.clz32(byte) - 24;
-  }
-  return bits;
-}
+export { leadingZeroBits, WORK_BITS_MAX, workMessage };
 
 /** What a LOGIN_BUSY under pressure asks for: a nonce whose hash with `challenge` starts with `bits` zero bits. */
 export interface WorkAsked {

@@ -1,21 +1,10 @@
 // THE rate-limit policy: every control, who it applies to, its key, its budget, its mode and its 429 code.
 import type { ErrorCode } from '../errors.ts';
 import { type Budget, windowSeconds } from './budget.ts';
+import { CONTROL_NAMES, type ControlName } from './control-names.ts';
 import type { RateRule } from './stores/store.ts';
 
-/** The policy names, as sent in the headers and in GET /api/rate-limits (and RATE_LIMIT_SHADOW). */
-export const CONTROL_NAMES = [
-  'task-bulk',
-  'task-import',
-  'api-authenticated',
-  'api-unauthenticated',
-  'login-account',
-  'login-ip',
-  'login-device',
-  'passkey-options',
-] as const;
-
-export type ControlName = (typeof CONTROL_NAMES)[number];
+export { CONTROL_NAMES, type ControlName };
 
 /** `enforce` refuses past the budget; `shadow` decides and counts the same, but lets the request go on. */
 export type ControlMode = 'enforce' | 'shadow';

@@ -46,6 +46,21 @@ const TOP_LEVEL_MAY_IMPORT = [
   'src/limits.ts',
   'src/duration.ts',
   'src/domain.ts',
+  'src/security-event.ts',
+];
+
+/**
+ * The server's modules the typed client (shipped to browsers) imports, so that a name or a limit
+ * both sides use is declared once (docs/architecture.md, "Layers"). Each imports nothing at all:
+ * no package, no `node:` module, no other file, so the browser gets no server code.
+ */
+const SHARED_WITH_CLIENT = [
+  'src/domain.ts',
+  'src/limits.ts',
+  'src/security-event.ts',
+  'src/auth/password-refusals.ts',
+  'src/login/proved-work.ts',
+  'src/rate-limit/control-names.ts',
 ];
 
 function sourceFiles(dir: string): string[] {
@@ -69,6 +84,14 @@ function importsOf(file: string): string[] {
 
 const within = (file: string, layer: string) => file === layer || file.startsWith(`${layer}/`);
 
+/** Every module a file imports or re-exports from (packages and `node:` ones too), dynamic imports included. */
+function allSpecifiersOf(file: string): string[] {
+  const text = readFileSync(path.join(ROOT, file), 'utf8');
+  const statements =
+    /(?:^|\n)\s*(?:import|export)\b[^'"]*?\bfrom\s+'([^']+)'|(?:^|\n)\s*import\s+'([^']+)'|\bimport\(\s*'([^']+)'/g;
+  return [...text.matchAll(statements)].map((match) => (match[1] ?? match[2] ?? match[3])!);
+}
+
 describe('layers import downward only', () => {
   const files = [...sourceFiles('src'), ...sourceFiles('web/src')];
 
@@ -83,6 +106,7 @@ describe('layers import downward only', () => {
         .flatMap((file) =>
           importsOf(file)
             .filter((target) => forbidden.some((other) => within(target, other)))
+            .filter((target) => !(within(file, 'src/client') && SHARED_WITH_CLIENT.includes(target)))
             .map((target) => `${file} → ${target}`),
         );
       assert.deepEqual(breaches, []);
@@ -98,6 +122,22 @@ describe('layers import downward only', () => {
             .map((target) => `${file} → ${target}`),
     );
     assert.deepEqual(breaches, []);
+  });
+
+  it('the client imports of the server only the shared modules, and they import nothing', () => {
+    const reached = files
+      .filter((file) => within(file, 'src/client'))
+      .flatMap((file) => importsOf(file).filter((target) => !within(target, 'src/client')));
+    assert.deepEqual(
+      reached.filter((target) => !SHARED_WITH_CLIENT.includes(target)),
+      [],
+    );
+    assert.deepEqual(
+      SHARED_WITH_CLIENT.flatMap((file) =>
+        allSpecifiersOf(file).map((specifier) => `${file} → ${specifier}`),
+      ),
+      [],
+    );
   });
 
   it('the top-level modules import no layer', () => {

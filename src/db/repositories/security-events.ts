@@ -1,17 +1,12 @@
 // Security events: batched inserts (capped per account), newest-first keyset pages, the purge.
-import type { SecurityEventType } from '../../security-event.ts';
+import type { SecurityEvent, SecurityEventType } from '../../security-event.ts';
 import { type AgedRows, deleteOlderThan, PURGE_BATCH } from '../batched-delete.ts';
 import type { Queryable } from '../database.ts';
 
-/** An event ready to store: what was reported, stamped with its time and instance. */
-export interface NewSecurityEvent {
+/** An event ready to store: what was reported (a part left out, null), stamped with its time and instance. */
+export interface NewSecurityEvent extends Required<SecurityEvent> {
   readonly at: number;
-  readonly type: SecurityEventType;
-  readonly control: string;
-  readonly email: string | null;
-  readonly address: string | null;
   readonly instance: string;
-  readonly actorId: number | null;
 }
 
 /** A window's count is purged a day after the window starts; an event written later still (held up by an outage) counts afresh. */

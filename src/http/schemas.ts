@@ -1,7 +1,15 @@
 // JSON schemas shared by routes: they validate, serialise, and become the OpenAPI document.
 
-import { TASK_PRIORITIES, TASK_STATUSES } from '../domain.ts';
+import { ROLES, TASK_PRIORITIES, TASK_STATUSES, WRITABLE_FIELDS } from '../domain.ts';
 import { ERRORS, type ErrorCode } from '../errors.ts';
+
+/** What every schema of a person shows: who they are and their role. */
+const personProperties = {
+  id: { type: 'integer' },
+  email: { type: 'string' },
+  name: { type: 'string' },
+  role: { type: 'string', enum: ROLES },
+} as const;
 
 export const userSchema = {
   $id: 'User',
@@ -9,10 +17,7 @@ export const userSchema = {
   required: ['id', 'email', 'name', 'role', 'mustChangePassword'],
   additionalProperties: false,
   properties: {
-    id: { type: 'integer' },
-    email: { type: 'string' },
-    name: { type: 'string' },
-    role: { type: 'string', enum: ['employee', 'admin'] },
+    ...personProperties,
     mustChangePassword: {
       type: 'boolean',
       description:
@@ -28,31 +33,13 @@ export const colleagueSchema = {
   type: 'object',
   required: ['id', 'email', 'name', 'role'],
   additionalProperties: false,
-  properties: {
-    id: { type: 'integer' },
-    email: { type: 'string' },
-    name: { type: 'string' },
-    role: { type: 'string', enum: ['employee', 'admin'] },
-  },
+  properties: personProperties,
 } as const;
 
 export const taskSchema = {
   $id: 'Task',
   type: 'object',
-  required: [
-    'id',
-    'clientId',
-    'title',
-    'description',
-    'status',
-    'priority',
-    'dueDate',
-    'assigneeId',
-    'createdAt',
-    'createdBy',
-    'updatedAt',
-    'version',
-  ],
+  required: ['id', ...WRITABLE_FIELDS, 'createdAt', 'createdBy', 'updatedAt', 'version'],
   additionalProperties: false,
   properties: {
     id: { type: 'integer' },

@@ -26,26 +26,20 @@ export const sessionPlugin = fp<{ sessions: SessionService }>(
     const kSession = Symbol('session');
     type WithSession = FastifyRequest & { [kSession]: ResolvedSession | null };
     app.decorateRequest(kSession, null);
-    app.decorateRequest('user', {
-      getter() {
-        return (this as WithSession)[kSession]?.user ?? null;
-      },
-    });
-    app.decorateRequest('sessionId', {
-      getter() {
-        return (this as WithSession)[kSession]?.sessionId ?? null;
-      },
-    });
-    app.decorateRequest('signedInAt', {
-      getter() {
-        return (this as WithSession)[kSession]?.signedInAt ?? null;
-      },
-    });
-    app.decorateRequest('sessionPublicId', {
-      getter() {
-        return (this as WithSession)[kSession]?.publicId ?? null;
-      },
-    });
+    // Each request property and the part of the resolved session it reads.
+    const parts = {
+      user: 'user',
+      sessionId: 'sessionId',
+      signedInAt: 'signedInAt',
+      sessionPublicId: 'publicId',
+    } as const;
+    for (const [property, part] of Object.entries(parts)) {
+      app.decorateRequest(property, {
+        getter() {
+          return (this as WithSession)[kSession]?.[part] ?? null;
+        },
+      });
+    }
     // An onRequest hook, after @fastify/cookie's: the rate limiter's hook, which keys by user, comes
     // after it. A session served from the cache resolves without waiting.
     app.addHook('onRequest', (request, _reply, done) => {

@@ -97,23 +97,19 @@ export interface RateLimitStore extends SingleUseStore {
   close(): Promise<void>;
 }
 
+/** `S` with every member answering by promise, never synchronously. */
+type AnsweringByPromise<S> = {
+  [K in keyof S]: S[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : S[K];
+};
+
 /**
  * A store shared by every instance over the network (Redis, Redis Cluster): it answers only with
  * promises, may be unreachable, and says so by rejecting with StoreUnavailableError. The failover
  * store builds on this interface alone, so it can be tested against a fake one.
  */
-export interface RemoteStore extends RateLimitStore {
+export interface RemoteStore extends AnsweringByPromise<RateLimitStore> {
   /** What /readyz and the metrics call it (`redis`). */
   readonly name: string;
-  consume(rule: RateRule, key: string): Promise<RateDecision>;
-  peek(rule: RateRule, key: string): Promise<RateDecision>;
-  release(rule: RateRule, key: string, token: number): Promise<void>;
-  reset(rule: RateRule, key: string): Promise<void>;
-  noteLock(rule: RateRule, key: string, resetMs: number): Promise<void>;
-  locks(rule: RateRule, max: number): Promise<readonly LockEntry[]>;
-  claimOnce(scope: string, series: string, slot: number, ttlMs: number): Promise<boolean>;
-  putOnce(scope: string, holder: string, mark: string, ttlMs: number): Promise<number>;
-  takeOnce(scope: string, holder: string, mark: string): Promise<boolean>;
   /** Waits until connected, at most `timeoutMs`; true when it is. Never rejects. */
   ready(timeoutMs: number): Promise<boolean>;
   /** Resolves when the store answers within its deadline; rejects with StoreUnavailableError. */

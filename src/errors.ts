@@ -111,7 +111,6 @@ export const ERRORS = {
 
 export type ErrorCode = keyof typeof ERRORS;
 
-/** An error the API answers with as `{code, message, ...details}` and the status of its code. */
 /** Why one cell of an imported row is wrong (an IMPORT_INVALID's `errors[].code`). */
 export const IMPORT_ROW_CODES = [
   'REQUIRED',
@@ -122,6 +121,7 @@ export const IMPORT_ROW_CODES = [
 ] as const;
 export type ImportRowCode = (typeof IMPORT_ROW_CODES)[number];
 
+/** An error the API answers with as `{code, message, ...details}` and the status of its code. */
 export class ApiError extends Error {
   readonly statusCode: number;
   readonly code: ErrorCode;

@@ -1,21 +1,11 @@
 // "Known devices": the browsers the account signed in from, each forgotten with a click.
-import { useCallback } from 'preact/hooks';
 import type { ApiClient, Device } from '../../../src/client/index.ts';
 import { whileBusy } from '../shared/focus-hand-off.ts';
-import type { LoadTroubleHandle } from '../shared/use-load-trouble.ts';
+import { Outcome, Problem } from '../shared/live-regions.tsx';
 import { browserName, describeEndError, when } from './account-wording.ts';
-import { type AccountListHandle, useAccountList } from './use-account-list.ts';
+import type { AccountListHandle } from './use-account-list.ts';
 
-/** The known devices' state, held by the page so that a password change can refresh it. */
-export function useDevices(
-  client: ApiClient,
-  trouble: Pick<LoadTroubleHandle, 'report' | 'resumed'>,
-  onSignedOut: (notice: string) => void,
-): AccountListHandle<Device> {
-  const load = useCallback(() => client.devices(), [client]);
-  return useAccountList(load, trouble, onSignedOut);
-}
-
+/** `devices` is held by the page, so that a password change can load the list again. */
 export function DevicesPanel({ client, devices }: { client: ApiClient; devices: AccountListHandle<Device> }) {
   const { list, loading, outcome, problem, acting } = devices;
 
@@ -37,12 +27,8 @@ export function DevicesPanel({ client, devices }: { client: ApiClient; devices: 
         else’s wrong passwords. Forget one you no longer use: it stays signed in until you end its session
         above.
       </p>
-      <p role="status" class="status" id="devices-outcome" tabIndex={-1}>
-        {outcome}
-      </p>
-      <div role="alert" id="devices-problem">
-        {problem && <p class="error">{problem}</p>}
-      </div>
+      <Outcome id="devices-outcome" text={outcome} />
+      <Problem id="devices-problem" text={problem} />
       {list === null ? (
         loading && <p aria-busy="true">Loading your known devices…</p>
       ) : list.length === 0 ? (

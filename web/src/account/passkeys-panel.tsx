@@ -2,6 +2,8 @@
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { type ApiClient, PASSKEY_NAME_MAX, type Passkey, type User } from '../../../src/client/index.ts';
 import { fieldErrorProps } from '../shared/field-error.ts';
+import { Outcome, Problem } from '../shared/live-regions.tsx';
+import { TextField } from '../shared/text-field.tsx';
 import { when } from './account-wording.ts';
 import { usePasskeys } from './use-passkeys.ts';
 
@@ -40,12 +42,8 @@ export function PasskeysPanel({ client, user, onSignedOut }: Props) {
         A passkey signs you in with your device’s screen lock instead of your password, on this device or any
         device your passkeys sync to, even while sign-in is busy.
       </p>
-      <p role="status" class="status" id="passkeys-outcome" tabIndex={-1}>
-        {passkeys.outcome}
-      </p>
-      <div role="alert" id="passkeys-problem">
-        {passkeys.problem && <p class="error">{passkeys.problem}</p>}
-      </div>
+      <Outcome id="passkeys-outcome" text={passkeys.outcome} />
+      <Problem id="passkeys-problem" text={passkeys.problem} />
       {passkeys.list === null ? (
         <p aria-busy="true">Loading your passkeys…</p>
       ) : passkeys.list.length === 0 ? (
@@ -60,19 +58,17 @@ export function PasskeysPanel({ client, user, onSignedOut }: Props) {
       {passkeys.needsPassword ? (
         <form onSubmit={confirm} aria-labelledby="reauth-title">
           <h3 id="reauth-title">Confirm it is you</h3>
-          <div class="field">
-            <label for="reauth-password">Your password</label>
-            <input
-              id="reauth-password"
-              type="password"
-              autocomplete="current-password"
-              required
-              ref={passwordInput}
-              {...fieldErrorProps(passkeys.problem !== null, 'passkeys-problem')}
-              value={password}
-              onInput={(event) => setPassword(event.currentTarget.value)}
-            />
-          </div>
+          <TextField
+            id="reauth-password"
+            label="Your password"
+            type="password"
+            autocomplete="current-password"
+            required
+            inputRef={passwordInput}
+            {...fieldErrorProps(passkeys.problem !== null, 'passkeys-problem')}
+            value={password}
+            onValue={setPassword}
+          />
           <button type="submit" aria-disabled={passkeys.busy ? 'true' : undefined}>
             Confirm and add the passkey
           </button>
@@ -80,23 +76,17 @@ export function PasskeysPanel({ client, user, onSignedOut }: Props) {
       ) : (
         <form onSubmit={add} aria-labelledby="add-title">
           <h3 id="add-title">Add a passkey</h3>
-          <div class="field">
-            <label for="passkey-name">Name of the new passkey</label>
-            <input
-              id="passkey-name"
-              type="text"
-              required
-              maxLength={PASSKEY_NAME_MAX}
-              {...fieldErrorProps(nameInvalid, nameInvalid && 'passkey-name-hint')}
-              value={name}
-              onInput={(event) => setName(event.currentTarget.value)}
-            />
-            {nameInvalid && (
-              <p class="error" id="passkey-name-hint">
-                Give the passkey a name, such as the device it is on.
-              </p>
-            )}
-          </div>
+          <TextField
+            id="passkey-name"
+            label="Name of the new passkey"
+            type="text"
+            required
+            maxLength={PASSKEY_NAME_MAX}
+            problem={nameInvalid ? 'Give the passkey a name, such as the device it is on.' : null}
+            problemId="passkey-name-hint"
+            value={name}
+            onValue={setName}
+          />
           <button type="submit" aria-disabled={passkeys.busy || nameInvalid ? 'true' : undefined}>
             {passkeys.busy ? 'Waiting for your device…' : 'Add a passkey'}
           </button>

@@ -2,6 +2,8 @@
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { ApiClient } from '../../../src/client/index.ts';
 import { fieldErrorProps } from '../shared/field-error.ts';
+import { Problem } from '../shared/live-regions.tsx';
+import { TextField } from '../shared/text-field.tsx';
 import { duration } from '../shared/wording.ts';
 import { confirmationProblem } from './account-wording.ts';
 import { usePasswordChange } from './use-password-change.ts';
@@ -10,24 +12,16 @@ interface Props {
   readonly client: ApiClient;
   /** The account's email, for the password manager's username (a hidden field). */
   readonly email: string;
-  /** "Current password", or "Temporary password" on the view a temporary one leads to. */
-  readonly currentLabel: string;
-  readonly submitLabel: string;
+  /** The current password is a temporary one: on the view it leads to, the form says so. */
+  readonly temporary?: boolean;
   readonly onSignedOut: (notice: string) => void;
   /** The password is changed: the form is emptied, and this says what happens next. */
   readonly onChanged: () => void;
 }
 
-/** An alert region present from the start, so that its words are announced when they come. */
-function Problem({ id, text }: { id: string; text: string | null }) {
-  return (
-    <div role="alert" id={id}>
-      {text && <p class="error">{text}</p>}
-    </div>
-  );
-}
-
-export function PasswordForm({ client, email, currentLabel, submitLabel, onSignedOut, onChanged }: Props) {
+export function PasswordForm({ client, email, temporary = false, onSignedOut, onChanged }: Props) {
+  const currentLabel = temporary ? 'Temporary password' : 'Current password';
+  const submitLabel = temporary ? 'Set my password' : 'Change password';
   const password = usePasswordChange(client, onSignedOut);
   const [current, setCurrent] = useState('');
   const [next, setNext] = useState('');
@@ -72,64 +66,62 @@ export function PasswordForm({ client, email, currentLabel, submitLabel, onSigne
   return (
     <form onSubmit={submit} aria-label={submitLabel}>
       <input type="text" autocomplete="username" value={email} hidden readOnly />
-      <div class="field">
-        <label for="current-password">{currentLabel}</label>
-        <input
-          id="current-password"
-          type="password"
-          autocomplete="current-password"
-          required
-          ref={fields.current}
-          {...fieldErrorProps(textFor('current') !== null, textFor('current') && 'current-password-problem')}
-          value={current}
-          onInput={(event) => {
-            setCurrent(event.currentTarget.value);
-            clearProblemOf('current');
-          }}
-        />
+      {/* Each refusal is said in an alert region of its field's, present from the start. */}
+      <TextField
+        id="current-password"
+        label={currentLabel}
+        type="password"
+        autocomplete="current-password"
+        required
+        inputRef={fields.current}
+        {...fieldErrorProps(textFor('current') !== null, textFor('current') && 'current-password-problem')}
+        value={current}
+        onValue={(value) => {
+          setCurrent(value);
+          clearProblemOf('current');
+        }}
+      >
         <Problem id="current-password-problem" text={textFor('current')} />
         {wait > 0 && <p role="timer">You can try again in {duration(wait)}.</p>}
-      </div>
-      <div class="field">
-        <label for="new-password">New password</label>
-        <input
-          id="new-password"
-          type="password"
-          autocomplete="new-password"
-          required
-          ref={fields.new}
-          {...fieldErrorProps(
-            textFor('new') !== null,
-            textFor('new') && 'new-password-problem',
-            'new-password-hint',
-          )}
-          value={next}
-          onInput={(event) => {
-            setNext(event.currentTarget.value);
-            clearProblemOf('new');
-          }}
-        />
+      </TextField>
+      <TextField
+        id="new-password"
+        label="New password"
+        type="password"
+        autocomplete="new-password"
+        required
+        inputRef={fields.new}
+        {...fieldErrorProps(
+          textFor('new') !== null,
+          textFor('new') && 'new-password-problem',
+          'new-password-hint',
+        )}
+        value={next}
+        onValue={(value) => {
+          setNext(value);
+          clearProblemOf('new');
+        }}
+      >
         <p class="hint" id="new-password-hint">
           At least 12 characters; not your email, and not a common or breached password. A few unrelated words
           make a strong one.
         </p>
         <Problem id="new-password-problem" text={textFor('new')} />
-      </div>
-      <div class="field">
-        <label for="new-password-again">New password again</label>
-        <input
-          id="new-password-again"
-          type="password"
-          autocomplete="new-password"
-          required
-          ref={fields.again}
-          {...fieldErrorProps(mismatch !== null, mismatch && 'new-password-again-problem')}
-          value={again}
-          onInput={(event) => setAgain(event.currentTarget.value)}
-          onBlur={() => setCompared(again !== '')}
-        />
+      </TextField>
+      <TextField
+        id="new-password-again"
+        label="New password again"
+        type="password"
+        autocomplete="new-password"
+        required
+        inputRef={fields.again}
+        {...fieldErrorProps(mismatch !== null, mismatch && 'new-password-again-problem')}
+        value={again}
+        onValue={setAgain}
+        onBlur={() => setCompared(again !== '')}
+      >
         <Problem id="new-password-again-problem" text={mismatch} />
-      </div>
+      </TextField>
       <Problem id="password-form-problem" text={textFor('form')} />
       {/* Not disabled while it works, so that focus stays on it; a second press waits for the first. */}
       <button type="submit" disabled={wait > 0} aria-disabled={password.busy ? 'true' : undefined}>

@@ -1,6 +1,7 @@
 // The Account page's "Password": change it, which signs out every other browser.
 import { useState } from 'preact/hooks';
 import type { ApiClient, User } from '../../../src/client/index.ts';
+import { Outcome } from '../shared/live-regions.tsx';
 import { PasswordForm } from './password-form.tsx';
 
 interface Props {
@@ -20,14 +21,10 @@ export function PasswordPanel({ client, user, onSignedOut, onChanged }: Props) {
         Changing your password signs you out of every other browser at once and forgets your other known
         devices; this browser stays signed in.
       </p>
-      <p role="status" class="status" id="password-outcome" tabIndex={-1}>
-        {outcome}
-      </p>
+      <Outcome id="password-outcome" text={outcome} />
       <PasswordForm
         client={client}
         email={user.email}
-        currentLabel="Current password"
-        submitLabel="Change password"
         onSignedOut={onSignedOut}
         onChanged={() => {
           setOutcome('Your password is changed. Every other browser is signed out.');

@@ -1,25 +1,14 @@
 // "Where you're signed in": the account's sessions, each other one ended with a click, or all.
-import { useCallback } from 'preact/hooks';
 import type { ApiClient, Session } from '../../../src/client/index.ts';
 import { whileBusy } from '../shared/focus-hand-off.ts';
-import type { LoadTroubleHandle } from '../shared/use-load-trouble.ts';
+import { Outcome, Problem } from '../shared/live-regions.tsx';
 import { browserName, describeEndError, endedSentence, when } from './account-wording.ts';
-import { type AccountListHandle, useAccountList } from './use-account-list.ts';
+import type { AccountListHandle } from './use-account-list.ts';
 
 interface Props {
   readonly client: ApiClient;
   /** Held by the page, so that a password change can load the list again. */
   readonly sessions: AccountListHandle<Session>;
-}
-
-/** The sessions list's state, held by the page so that the password panel can refresh it. */
-export function useSessions(
-  client: ApiClient,
-  trouble: Pick<LoadTroubleHandle, 'report' | 'resumed'>,
-  onSignedOut: (notice: string) => void,
-): AccountListHandle<Session> {
-  const load = useCallback(() => client.sessions(), [client]);
-  return useAccountList(load, trouble, onSignedOut);
 }
 
 export function SessionsPanel({ client, sessions }: Props) {
@@ -62,12 +51,8 @@ export function SessionsPanel({ client, sessions }: Props) {
         somewhere: that browser is signed out at once.
       </p>
       {/* Where an ended session's button, gone with its item, hands focus. */}
-      <p role="status" class="status" id="sessions-outcome" tabIndex={-1}>
-        {outcome}
-      </p>
-      <div role="alert" id="sessions-problem">
-        {problem && <p class="error">{problem}</p>}
-      </div>
+      <Outcome id="sessions-outcome" text={outcome} />
+      <Problem id="sessions-problem" text={problem} />
       {list === null ? (
         loading && <p aria-busy="true">Loading where you are signed in…</p>
       ) : (

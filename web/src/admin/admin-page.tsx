@@ -1,9 +1,11 @@
 // The Admin page: the login locks in force, each account unlocked with one click, and recent security events.
-import { useCallback, useRef } from 'preact/hooks';
-import type { ApiClient, LoginLock, LoginPressure, SecurityEvent, User } from '../../../src/client/index.ts';
-import { useFocusHandOff, useFocusOnShow, whileBusy } from '../shared/focus-hand-off.ts';
+import { useCallback } from 'preact/hooks';
+import type { LoginLock, LoginPressure, SecurityEvent } from '../../../src/client/index.ts';
+import { DataTable } from '../shared/data-table.tsx';
+import { EventsPanel } from '../shared/events-panel.tsx';
+import { whileBusy } from '../shared/focus-hand-off.ts';
 import { LoadTroubleBanners } from '../shared/load-trouble-banners.tsx';
-import { useDocumentTitle } from '../shared/page-title.ts';
+import { Page, type PageProps } from '../shared/page.tsx';
 import { VIEW_LABELS } from '../shared/portal-view.ts';
 import { useLoadTrouble } from '../shared/use-load-trouble.ts';
 import { useSecurityEvents } from '../shared/use-security-events.ts';
@@ -23,19 +25,7 @@ import { useLoginPressure } from './use-login-pressure.ts';
 /** Events per request: a screenful, well under the server's 200. */
 const EVENTS_PER_PAGE = 20;
 
-interface Props {
-  readonly client: ApiClient;
-  readonly user: User;
-  /** The session is gone: back to the Login page with this notice. */
-  readonly onSignedOut: (notice: string) => void;
-}
-
-export function AdminPage({ client, user, onSignedOut }: Props) {
-  const heading = useRef<HTMLHeadingElement>(null);
-  const section = useRef<HTMLElement>(null);
-  useFocusOnShow(heading);
-  useFocusHandOff(section, heading);
-  useDocumentTitle(VIEW_LABELS.admin);
+export function AdminPage({ client, user, onSignedOut }: PageProps) {
   const trouble = useLoadTrouble(onSignedOut);
   const loadEvents = useCallback(
     (cursor?: string) => client.securityEvents({ limit: EVENTS_PER_PAGE, cursor }),
@@ -52,10 +42,7 @@ export function AdminPage({ client, user, onSignedOut }: Props) {
   };
 
   return (
-    <section aria-labelledby="admin-title" ref={section}>
-      <h1 id="admin-title" tabIndex={-1} ref={heading}>
-        {VIEW_LABELS.admin}
-      </h1>
+    <Page id="admin" title={VIEW_LABELS.admin}>
       <p class="hint">Signed in as {user.email}.</p>
       <LoadTroubleBanners trouble={trouble} what="The lists" onRetry={refreshAll} />
 
@@ -90,26 +77,16 @@ export function AdminPage({ client, user, onSignedOut }: Props) {
         />
       </section>
 
-      <section class="panel" aria-labelledby="events-title">
-        <div class="panel-head">
-          <h2 id="events-title" tabIndex={-1}>
-            Recent security events
-          </h2>
-          <button type="button" class="secondary" {...whileBusy(events.loading, events.refresh)}>
-            Refresh events
-          </button>
-        </div>
-        <p class="hint">Locks that started, unlocks by an admin and refused known devices, newest first.</p>
+      <EventsPanel
+        id="events"
+        title="Recent security events"
+        noun="events"
+        events={events}
+        hint="Locks that started, unlocks by an admin and refused known devices, newest first."
+      >
         <EventTable events={events.events} busy={events.loading} />
-        {events.nextCursor !== null && (
-          <div class="pager">
-            <button type="button" data-hand-off="events-title" {...whileBusy(events.loading, events.older)}>
-              Show older events
-            </button>
-          </div>
-        )}
-      </section>
-    </section>
+      </EventsPanel>
+    </Page>
   );
 }
 
@@ -151,49 +128,42 @@ function LockTable({ locks, busy, unlocking, onUnlock }: LockTableProps) {
   if (locks === null) return busy ? <p aria-busy="true">Loading locks…</p> : null;
   if (locks.length === 0) return <p class="empty">No account or address is locked right now.</p>;
   return (
-    <table class="data" id="login-locks" aria-labelledby="locks-title" aria-busy={busy}>
-      <thead>
-        <tr>
-          <th scope="col">Locked</th>
-          <th scope="col">Kind</th>
-          <th scope="col">Failures</th>
-          <th scope="col">Ends in</th>
-          <th scope="col">
-            <span class="visually-hidden">Action</span>
-          </th>
-        </tr>
-      </thead>
-      <tbody>
-        {locks.map((lock) => {
-          const subject = subjectOf(lock);
-          return (
-            <tr key={lockKey(lock)} data-lock={subject.text}>
-              <td data-label="Locked" class="subject">
-                {subject.text}
-              </td>
-              <td data-label="Kind">{controlLabel(lock.control)}</td>
-              <td data-label="Failures">{failuresText(lock.failures)}</td>
-              <td data-label="Ends in">{duration(lock.retryAfter)}</td>
-              <td class="action">
-                {subject.email !== null ? (
-                  <button
-                    type="button"
-                    aria-label={`Unlock ${subject.email}`}
-                    disabled={unlocking !== null}
-                    data-hand-off="unlock-status"
-                    onClick={() => onUnlock(subject.email!)}
-                  >
-                    {unlocking === subject.email ? 'Unlocking…' : 'Unlock'}
-                  </button>
-                ) : (
-                  <span class="hint">Ends by itself</span>
-                )}
-              </td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+    <DataTable
+      id="login-locks"
+      labelledBy="locks-title"
+      busy={busy}
+      columns={['Locked', 'Kind', 'Failures', 'Ends in']}
+      actions="Action"
+    >
+      {locks.map((lock) => {
+        const subject = subjectOf(lock);
+        return (
+          <tr key={lockKey(lock)} data-lock={subject.text}>
+            <td data-label="Locked" class="subject">
+              {subject.text}
+            </td>
+            <td data-label="Kind">{controlLabel(lock.control)}</td>
+            <td data-label="Failures">{failuresText(lock.failures)}</td>
+            <td data-label="Ends in">{duration(lock.retryAfter)}</td>
+            <td class="action">
+              {subject.email !== null ? (
+                <button
+                  type="button"
+                  aria-label={`Unlock ${subject.email}`}
+                  disabled={unlocking !== null}
+                  data-hand-off="unlock-status"
+                  onClick={() => onUnlock(subject.email!)}
+                >
+                  {unlocking === subject.email ? 'Unlocking…' : 'Unlock'}
+                </button>
+              ) : (
+                <span class="hint">Ends by itself</span>
+              )}
+            </td>
+          </tr>
+        );
+      })}
+    </DataTable>
   );
 }
 
@@ -201,29 +171,23 @@ function EventTable({ events, busy }: { events: readonly SecurityEvent[]; busy: 
   if (events.length === 0)
     return busy ? <p aria-busy="true">Loading events…</p> : <p class="empty">No security events yet.</p>;
   return (
-    <table class="data" id="security-events" aria-labelledby="events-title" aria-busy={busy}>
-      <thead>
-        <tr>
-          <th scope="col">Time</th>
-          <th scope="col">Event</th>
-          <th scope="col">Kind</th>
-          <th scope="col">Account or address</th>
-          <th scope="col">Server</th>
+    <DataTable
+      id="security-events"
+      labelledBy="events-title"
+      busy={busy}
+      columns={['Time', 'Event', 'Kind', 'Account or address', 'Server']}
+    >
+      {events.map((event) => (
+        <tr key={event.id} data-event-type={event.type}>
+          <EventCells event={event} what="Event" actor={(id) => `admin ${id}`} />
+          <td data-label="Kind">{controlLabel(event.control)}</td>
+          <td data-label="Account or address" class="subject">
+            {eventSubject(event)}
+            {addressesText(event) !== null && <span class="hint"> (from {addressesText(event)})</span>}
+          </td>
+          <td data-label="Server">{event.instance}</td>
         </tr>
-      </thead>
-      <tbody>
-        {events.map((event) => (
-          <tr key={event.id} data-event-type={event.type}>
-            <EventCells event={event} what="Event" actor={(id) => `admin ${id}`} />
-            <td data-label="Kind">{controlLabel(event.control)}</td>
-            <td data-label="Account or address" class="subject">
-              {eventSubject(event)}
-              {addressesText(event) !== null && <span class="hint"> (from {addressesText(event)})</span>}
-            </td>
-            <td data-label="Server">{event.instance}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      ))}
+    </DataTable>
   );
 }

@@ -1,20 +1,16 @@
 // The Clients page (admins): every client, adding one, renaming one in place; a name taken is said beside its field.
+import type { Ref } from 'preact';
 import { useCallback, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { type ApiClient, type Client, isApiError, type User } from '../../../src/client/index.ts';
-import { fieldErrorProps } from '../shared/field-error.ts';
-import { useFocusHandOff, useFocusOnShow } from '../shared/focus-hand-off.ts';
+import { type ApiClient, type Client, isApiError } from '../../../src/client/index.ts';
+import { DataTable } from '../shared/data-table.tsx';
+import { Outcome } from '../shared/live-regions.tsx';
 import { LoadTroubleBanners } from '../shared/load-trouble-banners.tsx';
-import { useDocumentTitle } from '../shared/page-title.ts';
+import { Page, type PageProps } from '../shared/page.tsx';
 import { VIEW_LABELS } from '../shared/portal-view.ts';
+import { TextField } from '../shared/text-field.tsx';
 import { useLoadTrouble } from '../shared/use-load-trouble.ts';
 import { useLoadedList } from '../shared/use-loaded-list.ts';
 import { describeError } from '../shared/wording.ts';
-
-interface Props {
-  readonly client: ApiClient;
-  readonly user: User;
-  readonly onSignedOut: (notice: string) => void;
-}
 
 /** A refusal in words: a name taken (ignoring case) or one the rules refuse, else the general wording. */
 function refusal(error: unknown, name: string): string {
@@ -25,13 +21,8 @@ function refusal(error: unknown, name: string): string {
   return describeError(error);
 }
 
-export function ClientsPage({ client, user, onSignedOut }: Props) {
-  const heading = useRef<HTMLHeadingElement>(null);
-  const section = useRef<HTMLElement>(null);
+export function ClientsPage({ client, user, onSignedOut }: PageProps) {
   const outcomeRef = useRef<HTMLParagraphElement>(null);
-  useFocusOnShow(heading);
-  useFocusHandOff(section, heading);
-  useDocumentTitle(VIEW_LABELS.clients);
   const trouble = useLoadTrouble(onSignedOut);
   const load = useCallback(() => client.clients(), [client]);
   const clients = useLoadedList<Client>(load, trouble);
@@ -47,46 +38,36 @@ export function ClientsPage({ client, user, onSignedOut }: Props) {
   };
 
   return (
-    <section aria-labelledby="clients-title" ref={section}>
-      <h1 id="clients-title" tabIndex={-1} ref={heading}>
-        {VIEW_LABELS.clients}
-      </h1>
+    <Page id="clients" title={VIEW_LABELS.clients}>
       <p class="hint">Signed in as {user.email}. Clients are never deleted: their tasks refer to them.</p>
       <LoadTroubleBanners trouble={trouble} what="The list" onRetry={clients.reload} />
       <AddClient client={client} onAdded={(added) => done(`${added.name} is added.`)} onFailed={failed} />
       <section class="panel" aria-labelledby="client-list-title">
         <h2 id="client-list-title">All clients</h2>
-        <p role="status" class="status" id="clients-outcome" tabIndex={-1} ref={outcomeRef}>
-          {outcome}
-        </p>
+        <Outcome id="clients-outcome" text={outcome} outcomeRef={outcomeRef} />
         {clients.list === null ? (
           clients.loading && <p aria-busy="true">Loading clients…</p>
         ) : (
-          <table class="data" id="clients" aria-labelledby="client-list-title" aria-busy={clients.loading}>
-            <thead>
-              <tr>
-                <th scope="col">ID</th>
-                <th scope="col">Name</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {clients.list.map((item) => (
-                <ClientRow
-                  key={item.id}
-                  api={client}
-                  item={item}
-                  onRenamed={(renamed) => done(`${item.name} is now ${renamed.name}.`)}
-                  onFailed={failed}
-                />
-              ))}
-            </tbody>
-          </table>
+          <DataTable
+            id="clients"
+            labelledBy="client-list-title"
+            busy={clients.loading}
+            columns={['ID', 'Name']}
+            actions="Actions"
+          >
+            {clients.list.map((item) => (
+              <ClientRow
+                key={item.id}
+                api={client}
+                item={item}
+                onRenamed={(renamed) => done(`${item.name} is now ${renamed.name}.`)}
+                onFailed={failed}
+              />
+            ))}
+          </DataTable>
         )}
       </section>
-    </section>
+    </Page>
   );
 }
 
@@ -99,57 +80,32 @@ function AddClient({
   onAdded: (added: Client) => void;
   onFailed: (error: unknown) => void;
 }) {
-  const [name, setName] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [problem, setProblem] = useState<string | null>(null);
+  const form = useNameForm('', onFailed, async (name) => {
+    const added = await client.createClient(name);
+    form.setName('');
+    onAdded(added);
+  });
+  const { busy, problem } = form;
   const input = useRef<HTMLInputElement>(null);
   useLayoutEffect(() => {
     if (problem) input.current?.focus();
   }, [problem]);
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    if (busy) return;
-    setBusy(true);
-    setProblem(null);
-    try {
-      const added = await client.createClient(name);
-      setName('');
-      onAdded(added);
-    } catch (error) {
-      onFailed(error);
-      setProblem(refusal(error, name));
-    } finally {
-      setBusy(false);
-    }
-  };
-
   return (
     <section class="panel" aria-labelledby="add-client-title">
       <h2 id="add-client-title">Add a client</h2>
-      <form onSubmit={submit} class="add-person">
-        <div class="field">
-          <label for="client-name">Client name</label>
-          <input
-            id="client-name"
-            ref={input}
-            type="text"
-            autocomplete="off"
-            required
-            maxLength={200}
-            {...fieldErrorProps(problem !== null, problem !== null && 'add-client-problem')}
-            value={name}
-            onInput={(event) => {
-              setName(event.currentTarget.value);
-              setProblem(null);
-            }}
-          />
-          {problem && (
-            <p class="error" id="add-client-problem">
-              {problem}
-            </p>
-          )}
-        </div>
+      <form onSubmit={form.submit} class="add-person">
+        <NameField
+          form={form}
+          id="client-name"
+          label="Client name"
+          inputRef={input}
+          problemId="add-client-problem"
+          onValue={(value) => {
+            form.setName(value);
+            form.setProblem(null);
+          }}
+        />
         <button type="submit" aria-disabled={busy ? 'true' : undefined}>
           {busy ? 'Adding…' : 'Add client'}
         </button>
@@ -171,9 +127,12 @@ function ClientRow({
   onFailed: (error: unknown) => void;
 }) {
   const [editing, setEditing] = useState(false);
-  const [name, setName] = useState(item.name);
-  const [busy, setBusy] = useState(false);
-  const [problem, setProblem] = useState<string | null>(null);
+  const form = useNameForm(item.name, onFailed, async (name) => {
+    const renamed = await api.renameClient(item.id, name);
+    setEditing(false);
+    onRenamed(renamed);
+  });
+  const { busy, problem } = form;
   const input = useRef<HTMLInputElement>(null);
   const renameButton = useRef<HTMLButtonElement>(null);
   useLayoutEffect(() => {
@@ -182,57 +141,26 @@ function ClientRow({
 
   const close = () => {
     setEditing(false);
-    setProblem(null);
+    form.setProblem(null);
     queueMicrotask(() => renameButton.current?.focus());
   };
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    if (busy) return;
-    setBusy(true);
-    setProblem(null);
-    try {
-      const renamed = await api.renameClient(item.id, name);
-      setEditing(false);
-      onRenamed(renamed);
-    } catch (error) {
-      onFailed(error);
-      setProblem(refusal(error, name));
-    } finally {
-      setBusy(false);
-    }
-  };
-
   const inputId = `client-${item.id}-name`;
-  const problemId = `${inputId}-problem`;
   return (
     <tr data-client-id={item.id}>
       <td data-label="ID">{item.id}</td>
       <td data-label="Name" class="subject">
         {editing ? (
-          <form onSubmit={submit} class="rename">
-            <div class="field">
-              <label for={inputId}>New name for {item.name}</label>
-              <input
-                id={inputId}
-                ref={input}
-                type="text"
-                autocomplete="off"
-                required
-                maxLength={200}
-                {...fieldErrorProps(problem !== null, problem !== null && problemId)}
-                value={name}
-                onInput={(event) => setName(event.currentTarget.value)}
-                onKeyDown={(event) => {
-                  if (event.key === 'Escape') close();
-                }}
-              />
-              {problem && (
-                <p class="error" id={problemId}>
-                  {problem}
-                </p>
-              )}
-            </div>
+          <form onSubmit={form.submit} class="rename">
+            <NameField
+              form={form}
+              id={inputId}
+              label={`New name for ${item.name}`}
+              inputRef={input}
+              onKeyDown={(event) => {
+                if (event.key === 'Escape') close();
+              }}
+            />
             <div class="row-actions">
               <button type="submit" aria-disabled={busy ? 'true' : undefined}>
                 Save name
@@ -255,7 +183,7 @@ function ClientRow({
             aria-label={`Rename ${item.name}`}
             data-hand-off="clients-outcome"
             onClick={() => {
-              setName(item.name);
+              form.setName(item.name);
               setEditing(true);
             }}
           >
@@ -264,5 +192,62 @@ function ClientRow({
         )}
       </td>
     </tr>
+  );
+}
+
+type NameForm = ReturnType<typeof useNameForm>;
+
+/** A client's name being sent (added, or renamed): one send at a time, its refusal worded for the field. */
+function useNameForm(
+  initial: string,
+  onFailed: (error: unknown) => void,
+  send: (name: string) => Promise<void>,
+) {
+  const [name, setName] = useState(initial);
+  const [busy, setBusy] = useState(false);
+  const [problem, setProblem] = useState<string | null>(null);
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    if (busy) return;
+    setBusy(true);
+    setProblem(null);
+    try {
+      await send(name);
+    } catch (error) {
+      onFailed(error);
+      setProblem(refusal(error, name));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return { name, setName, busy, problem, setProblem, submit };
+}
+
+/** The field a client's name is typed in, as the server takes it (1 to 200 characters), its refusal under it. */
+function NameField({
+  form,
+  ...field
+}: {
+  form: NameForm;
+  id: string;
+  label: string;
+  inputRef: Ref<HTMLInputElement>;
+  problemId?: string;
+  onValue?: (value: string) => void;
+  onKeyDown?: (event: KeyboardEvent) => void;
+}) {
+  return (
+    <TextField
+      type="text"
+      autocomplete="off"
+      required
+      maxLength={200}
+      problem={form.problem}
+      value={form.name}
+      onValue={form.setName}
+      {...field}
+    />
   );
 }

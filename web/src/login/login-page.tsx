@@ -6,6 +6,7 @@ import { retryDeadline } from '../shared/deadline.ts';
 import { fieldErrorProps } from '../shared/field-error.ts';
 import { useFocusOnShow } from '../shared/focus-hand-off.ts';
 import { useDocumentTitle } from '../shared/page-title.ts';
+import { TextField } from '../shared/text-field.tsx';
 import { useCountdown } from '../shared/use-countdown.ts';
 import { describeError, duration } from '../shared/wording.ts';
 import { PasskeySignIn } from './passkey-sign-in.tsx';
@@ -101,31 +102,27 @@ export function LoginPage({ client, notice, onSignedIn }: Props) {
       </h1>
       {notice && <p role="status">{notice}</p>}
       <form onSubmit={submit}>
-        <div class="field">
-          <label for="email">Email</label>
-          <input
-            id="email"
-            type="email"
-            autocomplete="username webauthn"
-            required
-            {...fieldError}
-            value={email}
-            onInput={(event) => setEmail(event.currentTarget.value)}
-          />
-        </div>
-        <div class="field">
-          <label for="password">Password</label>
-          <input
-            id="password"
-            type="password"
-            autocomplete="current-password"
-            required
-            {...fieldError}
-            ref={passwordInput}
-            value={password}
-            onInput={(event) => setPassword(event.currentTarget.value)}
-          />
-        </div>
+        <TextField
+          id="email"
+          label="Email"
+          type="email"
+          autocomplete="username webauthn"
+          required
+          {...fieldError}
+          value={email}
+          onValue={setEmail}
+        />
+        <TextField
+          id="password"
+          label="Password"
+          type="password"
+          autocomplete="current-password"
+          required
+          {...fieldError}
+          inputRef={passwordInput}
+          value={password}
+          onValue={setPassword}
+        />
         {/* A polite live region, present from the start so that its words are announced when they come. */}
         <p role="status" id="login-work">
           {work.solving &&

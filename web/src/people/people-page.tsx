@@ -1,36 +1,24 @@
 // The People page (admins): every account, adding one, and each edited, disabled, reset.
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { ApiClient, Role, User } from '../../../src/client/index.ts';
+import { DataTable } from '../shared/data-table.tsx';
 import { fieldErrorProps } from '../shared/field-error.ts';
-import { useFocusHandOff, useFocusOnShow } from '../shared/focus-hand-off.ts';
+import { Outcome, Problem } from '../shared/live-regions.tsx';
 import { LoadTroubleBanners } from '../shared/load-trouble-banners.tsx';
-import { useDocumentTitle } from '../shared/page-title.ts';
+import { Page, type PageProps } from '../shared/page.tsx';
 import { VIEW_LABELS } from '../shared/portal-view.ts';
+import { TextField } from '../shared/text-field.tsx';
 import { useLoadTrouble } from '../shared/use-load-trouble.ts';
 import { TEMPORARY_PASSWORD_HINT } from './people-wording.ts';
 import { PersonRows, RoleField } from './person-rows.tsx';
 import { type IssuedPassword, type PeopleHandle, usePeople } from './use-people.ts';
 
-interface Props {
-  readonly client: ApiClient;
-  readonly user: User;
-  readonly onSignedOut: (notice: string) => void;
-}
-
-export function PeoplePage({ client, user, onSignedOut }: Props) {
-  const heading = useRef<HTMLHeadingElement>(null);
-  const section = useRef<HTMLElement>(null);
-  useFocusOnShow(heading);
-  useFocusHandOff(section, heading);
-  useDocumentTitle(VIEW_LABELS.people);
+export function PeoplePage({ client, user, onSignedOut }: PageProps) {
   const trouble = useLoadTrouble(onSignedOut);
   const people = usePeople(client, trouble, onSignedOut);
 
   return (
-    <section aria-labelledby="people-title" ref={section}>
-      <h1 id="people-title" tabIndex={-1} ref={heading}>
-        {VIEW_LABELS.people}
-      </h1>
+    <Page id="people" title={VIEW_LABELS.people}>
       <p class="hint">Signed in as {user.email}.</p>
       <LoadTroubleBanners trouble={trouble} what="The list" onRetry={people.reload} />
       {people.issued && <TemporaryPassword issued={people.issued} onDone={people.dismissIssued} />}
@@ -44,15 +32,11 @@ export function PeoplePage({ client, user, onSignedOut }: Props) {
           does not bring back what a reset removed.
         </p>
         {/* Where a button that goes with its row or its form hands focus. */}
-        <p role="status" class="status" id="people-outcome" tabIndex={-1}>
-          {people.outcome}
-        </p>
-        <div role="alert" id="people-problem">
-          {people.problem && people.problem.about !== 0 && <p class="error">{people.problem.text}</p>}
-        </div>
+        <Outcome id="people-outcome" text={people.outcome} />
+        <Problem id="people-problem" text={people.problem?.about !== 0 ? people.problem?.text : null} />
         <PeopleTable client={client} me={user} people={people} onSignedOut={onSignedOut} />
       </section>
-    </section>
+    </Page>
   );
 }
 
@@ -69,32 +53,25 @@ function PeopleTable({
 }) {
   if (people.list === null) return people.loading ? <p aria-busy="true">Loading accounts…</p> : null;
   return (
-    <table class="data people" id="people" aria-labelledby="accounts-title" aria-busy={people.loading}>
-      <thead>
-        <tr>
-          <th scope="col">Name</th>
-          <th scope="col">Email</th>
-          <th scope="col">Role</th>
-          <th scope="col">State</th>
-          <th scope="col">Last sign-in</th>
-          <th scope="col">
-            <span class="visually-hidden">Actions</span>
-          </th>
-        </tr>
-      </thead>
-      <tbody>
-        {people.list.map((person) => (
-          <PersonRows
-            key={person.id}
-            client={client}
-            person={person}
-            self={person.id === me.id}
-            people={people}
-            onSignedOut={onSignedOut}
-          />
-        ))}
-      </tbody>
-    </table>
+    <DataTable
+      class="people"
+      id="people"
+      labelledBy="accounts-title"
+      busy={people.loading}
+      columns={['Name', 'Email', 'Role', 'State', 'Last sign-in']}
+      actions="Actions"
+    >
+      {people.list.map((person) => (
+        <PersonRows
+          key={person.id}
+          client={client}
+          person={person}
+          self={person.id === me.id}
+          people={people}
+          onSignedOut={onSignedOut}
+        />
+      ))}
+    </DataTable>
   );
 }
 
@@ -126,34 +103,29 @@ function AddPerson({ people }: { people: PeopleHandle }) {
     <section class="panel" aria-labelledby="add-person-title">
       <h2 id="add-person-title">Add a person</h2>
       <form onSubmit={submit} class="add-person">
-        <div class="field">
-          <label for="person-email">Email</label>
-          <input
-            id="person-email"
-            ref={emailInput}
-            type="email"
-            autocomplete="off"
-            required
-            {...fieldErrorProps(emailTaken, emailTaken && 'add-person-problem')}
-            value={email}
-            onInput={(event) => setEmail(event.currentTarget.value)}
-          />
-        </div>
-        <div class="field">
-          <label for="person-name">Name</label>
-          <input
-            id="person-name"
-            type="text"
-            autocomplete="off"
-            required
-            value={name}
-            onInput={(event) => setName(event.currentTarget.value)}
-          />
-        </div>
+        {/* A refusal is said in the form's alert, which describes the email when it is about that. */}
+        <TextField
+          id="person-email"
+          label="Email"
+          inputRef={emailInput}
+          type="email"
+          autocomplete="off"
+          required
+          {...fieldErrorProps(emailTaken, emailTaken && 'add-person-problem')}
+          value={email}
+          onValue={setEmail}
+        />
+        <TextField
+          id="person-name"
+          label="Name"
+          type="text"
+          autocomplete="off"
+          required
+          value={name}
+          onValue={setName}
+        />
         <RoleField id="person-role" role={role} onChange={setRole} />
-        <div role="alert" id="add-person-problem">
-          {problem && <p class="error">{problem.text}</p>}
-        </div>
+        <Problem id="add-person-problem" text={problem?.text} />
         <button type="submit" aria-disabled={adding ? 'true' : undefined}>
           {adding ? 'Adding…' : 'Add person'}
         </button>

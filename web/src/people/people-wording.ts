@@ -1,5 +1,5 @@
 // What the People page says: roles, an account's state, and why an admin's change was refused.
-import { type AdminUser, ApiError, type Role } from '../../../src/client/index.ts';
+import { type AdminUser, ApiError, type Role, type ServerErrorCode } from '../../../src/client/index.ts';
 import { describeError } from '../shared/wording.ts';
 
 /** A label for every role, and only for those: the type fails when the client's list changes. */
@@ -12,21 +12,21 @@ export function personState(person: Pick<AdminUser, 'disabled' | 'mustChangePass
   return 'Active';
 }
 
+/** The refusals the People page words its own way; the others are worded as everywhere. */
+const PEOPLE_REFUSALS = new Map<ServerErrorCode, string>([
+  [
+    'LAST_ADMIN',
+    'That would leave no enabled admin, and nobody could manage the portal. Make someone else an admin first; you cannot disable or demote yourself.',
+  ],
+  ['EMAIL_TAKEN', 'An account with that email already exists. Find it in the list instead.'],
+  ['NOT_FOUND', 'That account or passkey is no longer there. The list is up to date now.'],
+  ['VALIDATION_ERROR', 'Check the fields: a valid email, a name, and a role.'],
+]);
+
 /** Why a change on the People page was refused, in words an admin can act on. */
 export function describePeopleError(error: unknown): string {
-  if (error instanceof ApiError) {
-    switch (error.code) {
-      case 'LAST_ADMIN':
-        return 'That would leave no enabled admin, and nobody could manage the portal. Make someone else an admin first; you cannot disable or demote yourself.';
-      case 'EMAIL_TAKEN':
-        return 'An account with that email already exists. Find it in the list instead.';
-      case 'NOT_FOUND':
-        return 'That account or passkey is no longer there. The list is up to date now.';
-      case 'VALIDATION_ERROR':
-        return 'Check the fields: a valid email, a name, and a role.';
-    }
-  }
-  return describeError(error);
+  const own = error instanceof ApiError ? PEOPLE_REFUSALS.get(error.code as ServerErrorCode) : undefined;
+  return own ?? describeError(error);
 }
 
 /** What an admin is told to do with a temporary password, shown once. */

@@ -3,8 +3,9 @@ import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { AdminUser, ApiClient, Role } from '../../../src/client/index.ts';
 import { when } from '../account/account-wording.ts';
 import { PasskeyFacts } from '../account/passkeys-panel.tsx';
-import { fieldErrorProps } from '../shared/field-error.ts';
 import { whileBusy } from '../shared/focus-hand-off.ts';
+import { Outcome, Problem } from '../shared/live-regions.tsx';
+import { TextField } from '../shared/text-field.tsx';
 import { personState, ROLE_LABELS } from './people-wording.ts';
 import type { PeopleHandle } from './use-people.ts';
 import { usePersonPasskeys } from './use-person-passkeys.ts';
@@ -49,6 +50,19 @@ export function PersonRows({ client, person, self, people, onSignedOut }: Props)
   const busy = people.acting !== null;
   const toggle = (panel: Exclude<Opened, null>) => setOpened((now) => (now === panel ? null : panel));
   const { email } = person;
+  /** A button that opens its panel under the row, or closes it. */
+  const toggleButton = (panel: Exclude<Opened, null>, label: string, text: string) => (
+    <button
+      type="button"
+      class="secondary"
+      ref={buttons[panel]}
+      aria-expanded={opened === panel}
+      aria-label={label}
+      onClick={() => toggle(panel)}
+    >
+      {text}
+    </button>
+  );
 
   return (
     <>
@@ -65,16 +79,7 @@ export function PersonRows({ client, person, self, people, onSignedOut }: Props)
         <td data-label="Last sign-in">{when(person.lastSignInAt)}</td>
         <td class="action">
           <span class="row-actions">
-            <button
-              type="button"
-              class="secondary"
-              ref={buttons.edit}
-              aria-expanded={opened === 'edit'}
-              aria-label={`Edit ${email}`}
-              onClick={() => toggle('edit')}
-            >
-              Edit
-            </button>
+            {toggleButton('edit', `Edit ${email}`, 'Edit')}
             {!self && (
               <button
                 type="button"
@@ -85,26 +90,8 @@ export function PersonRows({ client, person, self, people, onSignedOut }: Props)
                 {people.acting === person.id ? 'Saving…' : person.disabled ? 'Enable' : 'Disable'}
               </button>
             )}
-            <button
-              type="button"
-              class="secondary"
-              ref={buttons.reset}
-              aria-expanded={opened === 'reset'}
-              aria-label={`Reset password of ${email}`}
-              onClick={() => toggle('reset')}
-            >
-              Reset password
-            </button>
-            <button
-              type="button"
-              class="secondary"
-              ref={buttons.passkeys}
-              aria-expanded={opened === 'passkeys'}
-              aria-label={`Passkeys of ${email}`}
-              onClick={() => toggle('passkeys')}
-            >
-              Passkeys
-            </button>
+            {toggleButton('reset', `Reset password of ${email}`, 'Reset password')}
+            {toggleButton('passkeys', `Passkeys of ${email}`, 'Passkeys')}
           </span>
         </td>
       </tr>
@@ -140,8 +127,6 @@ function EditPerson({
   const input = useRef<HTMLInputElement>(null);
   useLayoutEffect(() => input.current?.focus(), []);
   const invalid = name.trim() === '';
-  const nameId = `person-${person.id}-name`;
-  const hintId = `person-${person.id}-name-hint`;
 
   const save = async (event: Event) => {
     event.preventDefault();
@@ -160,23 +145,17 @@ function EditPerson({
       onSubmit={save}
       onKeyDown={(event) => event.key === 'Escape' && onClose()}
     >
-      <div class="field">
-        <label for={nameId}>Name</label>
-        <input
-          id={nameId}
-          ref={input}
-          type="text"
-          required
-          {...fieldErrorProps(invalid, invalid && hintId)}
-          value={name}
-          onInput={(event) => setName(event.currentTarget.value)}
-        />
-        {invalid && (
-          <p class="error" id={hintId}>
-            The name cannot be empty.
-          </p>
-        )}
-      </div>
+      <TextField
+        id={`person-${person.id}-name`}
+        label="Name"
+        inputRef={input}
+        type="text"
+        required
+        problem={invalid ? 'The name cannot be empty.' : null}
+        problemId={`person-${person.id}-name-hint`}
+        value={name}
+        onValue={setName}
+      />
       {self ? (
         <p class="hint">You cannot change your own role: another admin can.</p>
       ) : (
@@ -246,10 +225,8 @@ function PersonPasskeys({
   return (
     <fieldset class="row-group" onKeyDown={(event) => event.key === 'Escape' && onClose()}>
       <legend>Passkeys of {person.email}</legend>
-      <p role="status" class="status" id={outcomeId} tabIndex={-1}>
-        {passkeys.outcome}
-      </p>
-      <div role="alert">{passkeys.problem && <p class="error">{passkeys.problem}</p>}</div>
+      <Outcome id={outcomeId} text={passkeys.outcome} />
+      <Problem text={passkeys.problem} />
       {passkeys.list === null ? (
         <p aria-busy="true">Loading passkeys…</p>
       ) : passkeys.list.length === 0 ? (

@@ -3,8 +3,8 @@ import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { type ApiClient, isApiError, newIdempotencyKey } from '../../../src/client/index.ts';
 import { taskHash } from '../shared/portal-view.ts';
 import type { Named } from './named-select.tsx';
-import { type Draft, type EditedField, NEW_DRAFT, newTaskBody, refusedField } from './task-edit.ts';
-import { TaskFormFields } from './task-form-fields.tsx';
+import { type EditedField, NEW_DRAFT, newTaskBody, refusedField } from './task-edit.ts';
+import { TaskFormFields, useTaskFields } from './task-form-fields.tsx';
 import { describeTaskError, FIELD_PROBLEMS } from './task-wording.ts';
 
 interface Props {
@@ -25,7 +25,7 @@ const NEW_FIELDS: readonly EditedField[] = [
 ];
 
 /** The button that opens the form, and the form. */
-export function NewTask({ client, people, clients, onSignedOut }: Props) {
+export function NewTask(props: Props) {
   const [open, setOpen] = useState(false);
   const opener = useRef<HTMLButtonElement>(null);
   const heading = useRef<HTMLHeadingElement>(null);
@@ -50,36 +50,20 @@ export function NewTask({ client, people, clients, onSignedOut }: Props) {
       <h2 id="new-task-title" tabIndex={-1} ref={heading}>
         New task
       </h2>
-      <NewTaskForm
-        client={client}
-        people={people}
-        clients={clients}
-        onSignedOut={onSignedOut}
-        onCancel={close}
-      />
+      <NewTaskForm {...props} onCancel={close} />
     </section>
   );
 }
 
 function NewTaskForm({ client, people, clients, onSignedOut, onCancel }: Props & { onCancel: () => void }) {
-  const [draft, setDraft] = useState<Draft>(NEW_DRAFT);
+  const form = useTaskFields(NEW_DRAFT);
+  const { draft, setProblem } = form;
   const [busy, setBusy] = useState(false);
-  const [problem, setProblem] = useState<{ field: EditedField; text: string } | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const refused = useRef<HTMLElement>(null);
   const alert = useRef<HTMLDivElement>(null);
   // The key of the last create whose answer never came, kept with its body: the same task sent
   // again goes under the same key, so that the server makes it once (docs/rules.md#tasks).
   const pending = useRef<{ key: string; body: string } | null>(null);
-
-  useLayoutEffect(() => {
-    if (problem) refused.current?.focus();
-  }, [problem]);
-
-  const change = (field: EditedField, value: string) => {
-    setDraft((now) => ({ ...now, [field]: value }));
-    if (problem?.field === field) setProblem(null);
-  };
 
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -138,12 +122,9 @@ function NewTaskForm({ client, people, clients, onSignedOut, onCancel }: Props &
     <form onSubmit={submit} class="task-form" aria-busy={busy}>
       <TaskFormFields
         prefix="new-task-field"
-        draft={draft}
-        onChange={change}
+        form={form}
         people={people}
         clients={clients}
-        problem={problem}
-        problemRef={refused}
         fields={NEW_FIELDS}
       />
       <div role="alert" id="new-task-problem" tabIndex={-1} ref={alert}>

@@ -3,6 +3,7 @@ import type { RefObject } from 'preact';
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { type ApiClient, type HistoryEntry, isApiError, type Task } from '../../../src/client/index.ts';
 import { useFocusHandOff, useFocusOnShow } from '../shared/focus-hand-off.ts';
+import { Outcome, Problem } from '../shared/live-regions.tsx';
 import { LoadTroubleBanners } from '../shared/load-trouble-banners.tsx';
 import { useDocumentTitle } from '../shared/page-title.ts';
 import { VIEW_HASHES } from '../shared/portal-view.ts';
@@ -24,7 +25,7 @@ import {
   rebase,
   refusedField,
 } from './task-edit.ts';
-import { TaskFormFields } from './task-form-fields.tsx';
+import { TaskFormFields, useTaskFields } from './task-form-fields.tsx';
 import {
   changeWords,
   describeTaskError,
@@ -59,7 +60,6 @@ export function TaskView({ client, taskId, onSignedOut }: Props) {
   const section = useRef<HTMLElement>(null);
   const outcomeRef = useRef<HTMLParagraphElement>(null);
   const conflictRef = useRef<HTMLHeadingElement>(null);
-  const refused = useRef<HTMLElement>(null);
   useFocusOnShow(heading);
   useFocusHandOff(section, heading);
   useDocumentTitle(`Task ${taskId}`);
@@ -72,11 +72,11 @@ export function TaskView({ client, taskId, onSignedOut }: Props) {
   );
 
   const [loaded, setLoaded] = useState<{ task: Task; etag: string } | null>(null);
-  const [draft, setDraft] = useState<Draft | null>(null);
+  const form = useTaskFields<Draft | null>(null);
+  const { draft, setDraft, setProblem } = form;
   const [loadError, setLoadError] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
   const [outcome, setOutcome] = useState<string | null>(null);
-  const [problem, setProblem] = useState<{ field: EditedField; text: string } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [conflict, setConflict] = useState<Conflict | null>(null);
   const [history, setHistory] = useState<{ entries: readonly HistoryEntry[]; next: string | null } | null>(
@@ -134,10 +134,7 @@ export function TaskView({ client, taskId, onSignedOut }: Props) {
     // `resumed` and `reloads`: the end of a pause, or Try again, loads it again.
   }, [client, taskId, loadHistory, report, resumed, reloads]);
 
-  // A refused field takes focus, read out with its refusal; a conflict takes it to its explanation.
-  useLayoutEffect(() => {
-    if (problem) refused.current?.focus();
-  }, [problem]);
+  // A conflict takes focus to its explanation (a refused field takes it too: useTaskFields).
   useLayoutEffect(() => {
     if (conflict) conflictRef.current?.focus();
   }, [conflict]);
@@ -155,11 +152,6 @@ export function TaskView({ client, taskId, onSignedOut }: Props) {
     } finally {
       if (request === historyRequest.current) setHistoryBusy(false);
     }
-  };
-
-  const change = (field: EditedField, value: string) => {
-    setDraft((now) => (now ? { ...now, [field]: value } : now));
-    if (problem?.field === field) setProblem(null);
   };
 
   const save = async (event?: Event) => {
@@ -273,26 +265,19 @@ export function TaskView({ client, taskId, onSignedOut }: Props) {
           <form onSubmit={save} class="task-form" id="task-form">
             <TaskFormFields
               prefix="task-field"
-              draft={draft}
-              onChange={change}
+              form={form}
               people={people}
               clients={clients}
-              problem={problem}
-              problemRef={refused}
               fields={EDITED_FIELDS}
               changed={edited}
             />
-            <div role="alert" id="task-problem">
-              {error && <p class="error">{error}</p>}
-            </div>
+            <Problem id="task-problem" text={error} />
             <div class="form-actions">
               <button type="submit" id="task-save" aria-disabled={saving ? 'true' : undefined}>
                 {saving ? 'Saving…' : 'Save'}
               </button>
             </div>
-            <p role="status" class="status" id="task-outcome" tabIndex={-1} ref={outcomeRef}>
-              {outcome}
-            </p>
+            <Outcome id="task-outcome" text={outcome} outcomeRef={outcomeRef} />
           </form>
           <section class="panel" aria-labelledby="history-title">
             <h2 id="history-title">History</h2>

@@ -57,7 +57,8 @@ async function measureOnce(mode: string, env: Record<string, string>): Promise<F
       const cookie = await login(base);
       for (let j = 0; j < 13 && i * 13 + j < 50; j++) {
         const response = await fetch(`${base}/api/employee/tasks?limit=50`, { headers: { cookie } });
-        if (response.status !== 200) throw new Error(`task list answered ${response.status}`);
+        if (response.status === 503) return { retryAfterS: Number(response.headers.get('retry-after')) || 1 };
+  if (response.status !== 200) throw new Error(`task list answered ${response.status}`);
         await response.arrayBuffer();
       }
     }
@@ -115,7 +116,17 @@ async function measureFootprint(databaseUrl: string | null, rounds = 1): Promise
   return [fresh, again, server].filter((rows) => rows.length > 0).map(medianRow);
 }
 
+/** Signs in as the demo user; a 503 LOGIN_BUSY (a loaded machine) is tried again after its Retry-After, as the page does. */
 async function login(base: string): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    const cookie = await loginOnce(base);
+    if (typeof cookie === 'string') return cookie;
+    if (attempt === 5) throw new Error('login answered 503 LOGIN_BUSY five times');
+    await new Promise((resolve) => setTimeout(resolve, cookie.retryAfterS * 1000));
+  }
+}
+
+async function loginOnce(base: string): Promise<string | { retryAfterS: number }> {
   const csrf = await fetch(`${base}/api/csrf-token`);
   const { csrfToken } = (await csrf.json()) as { csrfToken: string };
   const preSession = csrf.headers
@@ -127,6 +138,7 @@ async function login(base: string): Promise<string> {
     headers: { 'content-type': 'application/json', 'x-csrf-token': csrfToken, cookie: preSession },
     body: JSON.stringify(DEMO),
   });
+  if (response.status === 503) return { retryAfterS: Number(response.headers.get('retry-after')) || 1 };
   if (response.status !== 200) throw new Error(`login answered ${response.status}: ${await response.text()}`);
   return response.headers
     .getSetCookie()

@@ -136,13 +136,34 @@ describe('the Tasks page: search in the address, CSV export and import', {
     assert.equal(await filters.getByLabel('Search').getAttribute('aria-describedby'), 'filter-q-problem');
   });
 
-  it('lists each wrong row of an import by line and column and creates nothing; the fixed file creates its tasks; then the budget is said in words', {
+  it('says why a file is refused (an unknown column, too large), lists each wrong row by line and column creating nothing, creates the fixed file’s tasks, then says the budget is spent', {
     timeout: 90_000,
   }, async (t) => {
-    const base = await startPortal(t, { RATE_LIMIT_TASK_IMPORT: '2/1h' });
+    const base = await startPortal(t, { RATE_LIMIT_TASK_IMPORT: '3/1h' });
     const page = await openBrowser(t);
     await signIn(page, `${base}/?q=quokka#tasks`);
     await page.locator('#results-status', { hasText: '0 tasks on page 1.' }).waitFor();
+    const problems = page.locator('#import-problems');
+
+    // Not a task list: an unknown column, said with the server's reason.
+    assert.equal(
+      (await importFile(page, 'colours.csv', 'client,title,colour\r\nInitech,A,red')).status(),
+      400,
+    );
+    await problems
+      .getByText('The file was not imported: it has a column "colour"; the columns are', { exact: false })
+      .waitFor();
+    // Too large (answered here by the test, so that no 20 MiB has to be sent): said in words.
+    await page.route('**/api/employee/tasks/import', (route) =>
+      route.fulfill({
+        status: 413,
+        contentType: 'application/json',
+        body: JSON.stringify({ code: 'PAYLOAD_TOO_LARGE', message: 'The request body is too large.' }),
+      }),
+    );
+    assert.equal((await importFile(page, 'huge.csv', 'client,title\r\nInitech,A')).status(), 413);
+    await problems.getByText('The file is too large to import at once.', { exact: false }).waitFor();
+    await page.unroute('**/api/employee/tasks/import');
 
     const wrong = [
       'client,title,priority,assignee',
@@ -205,7 +226,7 @@ describe('the Tasks page: search in the address, CSV export and import', {
       'Carol Schmidt',
     ]);
 
-    // The third import this hour: refused by the budget, said in words with the wait.
+    // The fourth import this hour: refused by the budget, said in words with the wait.
     const limited = await importFile(page, 'quokkas-fixed.csv', fixed);
     assert.equal(limited.status(), 429);
     await page

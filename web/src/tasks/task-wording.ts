@@ -152,7 +152,8 @@ export function describeImportError(error: unknown): string {
         : `The file was not imported: ${error.message}`;
     }
     case 'PAYLOAD_TOO_LARGE':
-      return `The file is too large to import at once. ${error.message} Split it into smaller files and import each.`;
+      // The server's message names the limits of every route; the person needs only what to do.
+      return 'The file is too large to import at once. Split it into smaller files and import each of them.';
     case 'TASK_IMPORT_RATE_LIMIT':
       return error.retryAfter === null
         ? 'You have used all your imports for now. Wait a while, then import the file again.'

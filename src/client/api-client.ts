@@ -64,6 +64,8 @@ export interface CallOptions {
   readonly signal?: AbortSignal;
   /** GET calls only: overrides the client's `retry` default for this call. */
   readonly retry?: boolean | RetryPolicy;
+  /** Makes this call instead of the client's `fetch`: a page's XMLHttpRequest one, to show an upload's progress. */
+  readonly fetch?: typeof fetch;
 }
 
 export interface LoginOptions extends CallOptions {
@@ -310,6 +312,11 @@ export class ApiClient {
     });
     const filename = /filename="([^"]+)"/.exec(disposition ?? '')?.[1] ?? 'tasks.csv';
     return { csv: data, filename };
+  }
+
+  /** The address of that export, for a link the browser downloads by itself (same origin: its cookies go along). */
+  exportTasksUrl(query: TaskQuery = {}): string {
+    return `${this.baseUrl}/api/employee/tasks/export${queryString(taskQuery(query))}`;
   }
 
   /**
@@ -652,7 +659,7 @@ export class ApiClient {
 
     let response: Response;
     try {
-      response = await this.fetch(this.baseUrl + path + queryString(query), {
+      response = await (options?.fetch ?? this.fetch)(this.baseUrl + path + queryString(query), {
         method,
         headers,
         body: csv ?? (body === undefined ? undefined : JSON.stringify(body)),

@@ -31,7 +31,7 @@ describe('axe over every view', { skip: skipWithoutChromium() }, () => {
   after(closeTestDatabases);
 
   for (const viewport of WIDTHS) {
-    it(`finds nothing on Sign in, Tasks (a client filter and a selection), Admin and Account at ${viewport.width} px`, {
+    it(`finds nothing on Sign in, Tasks (a client filter, a selection, an import), Admin and Account at ${viewport.width} px`, {
       timeout: 180_000,
     }, async (t) => {
       // Carol locked out, so that the Admin page shows a lock and its security event.
@@ -64,6 +64,27 @@ describe('axe over every view', { skip: skipWithoutChromium() }, () => {
       // The outcome shows before the table's reload starts (it dims the rows): wait for it to land.
       await page.locator('tr[data-task-id="2"] td.assignee', { hasText: 'Bob Nguyen' }).waitFor();
       await assertNoViolations(page, 'Tasks, after a reassignment');
+
+      // An import on its way (its request held until axe has looked), then refused row by row.
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      await page.route('**/api/employee/tasks/import', async (route) => {
+        await held;
+        await route.continue();
+      });
+      await page.getByLabel('CSV file to import').setInputFiles({
+        name: 'wrong.csv',
+        mimeType: 'text/csv',
+        buffer: Buffer.from('client,title\r\nNowhere Inc,A task\r\nInitech,\r\n'),
+      });
+      await page.getByRole('button', { name: 'Import CSV' }).click();
+      await page.getByRole('progressbar', { name: 'Sending wrong.csv' }).waitFor();
+      await assertNoViolations(page, 'Tasks, an import on its way');
+      release();
+      await page.locator('#import-rows li').nth(1).waitFor();
+      await assertNoViolations(page, 'Tasks, an import refused row by row');
 
       await page.getByRole('link', { name: 'Admin' }).click();
       await page.locator('#login-locks tr', { hasText: 'carol@example.com' }).waitFor();

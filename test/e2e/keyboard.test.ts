@@ -202,9 +202,10 @@ describe('a keyboard-only walk', { skip: skipWithoutChromium() }, () => {
     );
     assert.equal(await walk.press('Tab'), 'link "Skip to the pages"');
     assert.equal(await walk.press('Tab'), 'button "New task"');
+    assert.equal(await walk.press('Tab'), 'textbox "Search"');
     assert.equal(await walk.press('Tab'), 'combobox "Client"');
     await walk.type('Ini');
-    for (const name of ['Assignee', 'Status', 'Per page'])
+    for (const name of ['Assignee', 'Status', 'Sort', 'Per page'])
       assert.equal(await walk.press('Tab'), `combobox "${name}"`);
     assert.equal(await walk.press('Tab'), 'button "Apply filters"');
     assert.equal(
@@ -214,6 +215,10 @@ describe('a keyboard-only walk', { skip: skipWithoutChromium() }, () => {
     );
     await page.locator('#results-status', { hasText: '50 tasks on page 1.' }).waitFor();
 
+    // Export and import, between the filters and the reassignment.
+    assert.equal(await walk.press('Tab'), 'link "Export CSV"');
+    assert.equal(await walk.press('Tab'), 'textbox "CSV file to import"');
+    assert.equal(await walk.press('Tab'), 'button "Import CSV"');
     assert.equal(await walk.press('Tab'), 'combobox "New assignee"');
     await walk.type('Bob');
     assert.equal(
@@ -250,7 +255,7 @@ describe('a keyboard-only walk', { skip: skipWithoutChromium() }, () => {
     assert.match(await walk.press('Tab'), /^checkbox "Select all/, 'the next Tab goes on from the outcome');
 
     // Back up to the second skip link, and on to the pager.
-    for (let presses = 0; presses < 8; presses++) await walk.press('Shift+Tab');
+    for (let presses = 0; presses < 13; presses++) await walk.press('Shift+Tab');
     assert.equal(await focused(page), 'link "Skip to the pages"');
     assert.equal(await walk.press('Enter'), 'navigation "Pages"');
     assert.equal(await walk.press('Tab'), 'button "Next page"', 'Previous page is disabled on page 1');

@@ -208,8 +208,8 @@ describe('the portal', { skip: skipWithoutChromium() }, () => {
       await picker.evaluate((select: HTMLSelectElement) => select.selectedOptions[0]?.text),
       'Initech',
     );
-    // Assignee, status and page size come between them: four presses.
-    for (let presses = 0; presses < 4; presses++) await page.keyboard.press('Tab');
+    // Assignee, status, sort and page size come between them: five presses.
+    for (let presses = 0; presses < 5; presses++) await page.keyboard.press('Tab');
     assert.equal(
       await page.evaluate(() => document.activeElement?.textContent),
       'Apply filters',

@@ -1,17 +1,19 @@
-// The filter form above the table: client, assignee, status and page size, applied together.
-import { useState } from 'preact/hooks';
-import { type Client, type Colleague, TASK_STATUSES, type TaskStatus } from '../../../src/client/index.ts';
+// The filter form above the table: search, client, assignee, status, sort and page size, applied together.
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
+import {
+  type Client,
+  type Colleague,
+  TASK_STATUSES,
+  type TaskSort,
+  type TaskStatus,
+} from '../../../src/client/index.ts';
+import { fieldErrorProps } from '../shared/field-error.ts';
 import { STATUS_LABELS } from '../shared/wording.ts';
 import { NamedSelect } from './named-select.tsx';
+import { type Filters, hasSearchWord, PAGE_SIZES, SEARCH_MAX_LENGTH } from './task-address.ts';
+import { SEARCH_PROBLEM, SORT_LABELS } from './task-wording.ts';
 
-export interface Filters {
-  readonly clientId?: number;
-  readonly assigneeId?: number;
-  readonly status?: TaskStatus;
-  readonly limit: number;
-}
-
-const PAGE_SIZES = [25, 50, 100, 200];
+export type { Filters } from './task-address.ts';
 
 interface Props {
   readonly employees: readonly Colleague[];
@@ -30,11 +32,25 @@ export function TaskFilters({ employees, clients, applied, disabled, onApply }: 
   const [assignee, setAssignee] = useState(applied.assigneeId?.toString() ?? '');
   const [status, setStatus] = useState<string>(applied.status ?? '');
   const [limit, setLimit] = useState(String(applied.limit));
+  const [q, setQ] = useState(applied.q ?? '');
+  const [sort, setSort] = useState<string>(applied.sort ?? 'id');
+  const [searchRefused, setSearchRefused] = useState(false);
+  const searchBox = useRef<HTMLInputElement>(null);
+  useLayoutEffect(() => {
+    if (searchRefused) searchBox.current?.focus();
+  }, [searchRefused]);
 
   const submit = (event: Event) => {
     event.preventDefault();
     if (disabled) return;
+    const words = q.trim();
+    if (words !== '' && !hasSearchWord(words)) {
+      setSearchRefused(true);
+      return;
+    }
     onApply({
+      q: words === '' ? undefined : words,
+      sort: sort === 'id' ? undefined : (sort as TaskSort),
       clientId: toId(client),
       assigneeId: toId(assignee),
       status: status === '' ? undefined : (status as TaskStatus),
@@ -44,6 +60,26 @@ export function TaskFilters({ employees, clients, applied, disabled, onApply }: 
 
   return (
     <form class="filters" onSubmit={submit} aria-label="Filter tasks">
+      <div class="field search">
+        <label for="filter-q">Search</label>
+        <input
+          id="filter-q"
+          type="search"
+          ref={searchBox}
+          value={q}
+          maxLength={SEARCH_MAX_LENGTH}
+          onInput={(event) => {
+            setQ(event.currentTarget.value);
+            setSearchRefused(false);
+          }}
+          {...fieldErrorProps(searchRefused, searchRefused && 'filter-q-problem')}
+        />
+        {searchRefused && (
+          <p id="filter-q-problem" class="error">
+            {SEARCH_PROBLEM}
+          </p>
+        )}
+      </div>
       <NamedSelect
         id="filter-client"
         label="Client"
@@ -67,6 +103,16 @@ export function TaskFilters({ employees, clients, applied, disabled, onApply }: 
           {TASK_STATUSES.map((value) => (
             <option key={value} value={value}>
               {STATUS_LABELS[value]}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div class="field">
+        <label for="filter-sort">Sort</label>
+        <select id="filter-sort" value={sort} onChange={(event) => setSort(event.currentTarget.value)}>
+          {(Object.keys(SORT_LABELS) as TaskSort[]).map((value) => (
+            <option key={value} value={value}>
+              {SORT_LABELS[value]}
             </option>
           ))}
         </select>

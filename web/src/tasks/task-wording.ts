@@ -1,6 +1,12 @@
 // What the task form, a task's view and its history say: field names, values in words, refusals.
-import type { HistorySource, TaskPriority } from '../../../src/client/index.ts';
-import { describeError, STATUS_LABELS } from '../shared/wording.ts';
+import {
+  ApiError,
+  type HistorySource,
+  type ImportRowError,
+  type TaskPriority,
+  type TaskSort,
+} from '../../../src/client/index.ts';
+import { describeError, duration, STATUS_LABELS } from '../shared/wording.ts';
 import type { EditedField } from './task-edit.ts';
 
 export const PRIORITY_LABELS = {
@@ -107,3 +113,59 @@ export const FIELD_PROBLEMS: Readonly<Record<EditedField, string>> = {
     'That person can no longer be assigned tasks (an admin or a disabled account). Choose someone else.',
   clientId: 'Choose a client from the list.',
 };
+
+/** The list's sorts in words, in the picker's order: the type fails when the client's sorts change. */
+export const SORT_LABELS = {
+  id: 'Oldest first',
+  '-updatedAt': 'Latest change first',
+  dueDate: 'Due date, earliest first',
+  '-priority': 'Most urgent first',
+} as const satisfies Record<TaskSort, string>;
+
+/** What the search box says when its text has no word to look for (docs/rules.md#finding-tasks). */
+export const SEARCH_PROBLEM = 'Search for a word: type at least one letter or digit.';
+
+/** "Line 3, column client: …"; a cell past the header's columns has no column to name. */
+export function importRowWords(error: ImportRowError): string {
+  const where = error.column === '' ? `Line ${error.line}` : `Line ${error.line}, column ${error.column}`;
+  return `${where}: ${error.message}`;
+}
+
+/** "3 tasks created from tasks.csv." */
+export function importedSentence(created: number, file: string): string {
+  return `${created} task${created === 1 ? '' : 's'} created from ${file}.`;
+}
+
+/**
+ * A refused import other than its wrong rows, in words a person can act on
+ * (docs/rules.md#export-and-import): a file that is not CSV, too large, or past the import budget.
+ */
+export function describeImportError(error: unknown): string {
+  if (!(error instanceof ApiError)) return describeError(error);
+  switch (error.code) {
+    case 'VALIDATION_ERROR': {
+      const problem = (error.body.errors as { path?: string; message?: string }[] | undefined)?.find(
+        (one) => one.path === 'body',
+      )?.message;
+      return problem
+        ? `The file was not imported: it ${problem}.`
+        : `The file was not imported: ${error.message}`;
+    }
+    case 'PAYLOAD_TOO_LARGE':
+      // The server's message names the limits of every route; the person needs only what to do.
+      return 'The file is too large to import at once. Split it into smaller files and import each of them.';
+    case 'TASK_IMPORT_RATE_LIMIT':
+      return error.retryAfter === null
+        ? 'You have used all your imports for now. Wait a while, then import the file again.'
+        : `You have used all your imports for now. You can import again in ${duration(error.retryAfter)}.`;
+    case 'IDEMPOTENCY_KEY_IN_FLIGHT':
+      return 'Your import is still being processed. Wait a moment, then press Import CSV again.';
+    default:
+      return describeError(error);
+  }
+}
+
+/** An import whose answer never came: pressing Import again sends it under the same key. */
+export const IMPORT_FATE_UNKNOWN =
+  'The connection broke before the server answered, so the tasks may already have been created. ' +
+  'Press Import CSV again: the same file is sent as the same request, and the server creates its tasks only once.';

@@ -1,5 +1,5 @@
-// The Tasks page: filtered, paged tasks, a selection of up to 50, and bulk reassignment within its budget.
-import { useRef } from 'preact/hooks';
+// The Tasks page: searched, filtered, paged tasks, a selection of up to 50, bulk reassignment within its budget, CSV out and in.
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ApiClient, Task, User } from '../../../src/client/index.ts';
 import { useFocusHandOff, useFocusOnShow, whileBusy } from '../shared/focus-hand-off.ts';
 import { LoadTroubleBanners } from '../shared/load-trouble-banners.tsx';
@@ -11,12 +11,15 @@ import { BulkPanel } from './bulk-panel.tsx';
 import { NewTask } from './new-task.tsx';
 import { MAX_SELECTED } from './selection.ts';
 import { SkipLinks } from './skip-links.tsx';
+import { filtersFromAddress, keepInAddress } from './task-address.ts';
 import { type Filters, TaskFilters } from './task-filters.tsx';
 import { TaskTable } from './task-table.tsx';
+import { TaskTransfer } from './task-transfer.tsx';
 import { useBulkBudget } from './use-bulk-budget.ts';
 import { useNamedList } from './use-named-list.ts';
 import { useReassignment } from './use-reassignment.ts';
 import { useSelection } from './use-selection.ts';
+import { useTaskImport } from './use-task-import.ts';
 import { useTaskPages } from './use-task-pages.ts';
 
 interface Props {
@@ -25,8 +28,6 @@ interface Props {
   /** The session is gone: back to the Login page with this notice. */
   readonly onSignedOut: (notice: string) => void;
 }
-
-const FIRST_FILTERS: Filters = { limit: 50 };
 
 /** Past the filters and the checkboxes: to the task list's heading, and to the pager. */
 const SKIPS = [
@@ -45,9 +46,13 @@ export function TasksPage({ client, user, onSignedOut }: Props) {
   const trouble = useLoadTrouble(onSignedOut);
   const { items: employees, names } = useNamedList(client, 'employees', trouble);
   const { items: clients, names: clientNames } = useNamedList(client, 'clients', trouble);
-  const pages = useTaskPages(client, FIRST_FILTERS, trouble);
+  // The search the address asks for (a bookmark, a shared link, a reload); what is applied goes back into it.
+  const [firstFilters] = useState(() => filtersFromAddress(location.search));
+  const pages = useTaskPages(client, firstFilters, trouble);
+  useEffect(() => keepInAddress(pages.filters), [pages.filters]);
   const selection = useSelection();
   const reassignment = useReassignment(client, bulkBudget, onSignedOut);
+  const taskImport = useTaskImport(client, pages.reload, onSignedOut);
 
   const applyFilters = (filters: Filters) => {
     selection.clear();
@@ -85,6 +90,11 @@ export function TasksPage({ client, user, onSignedOut }: Props) {
         applied={pages.filters}
         disabled={paused}
         onApply={applyFilters}
+      />
+      <TaskTransfer
+        exportUrl={client.exportTasksUrl(pages.filters)}
+        state={taskImport.state}
+        onImport={taskImport.start}
       />
       <BulkPanel
         employees={employees}

@@ -18,6 +18,7 @@ export {
   type TaskPriority,
   type TaskSort,
   type TaskStatus,
+  WRITABLE_FIELDS,
 } from '../domain.ts';
 export {
   BULK_MAX_TASKS,

@@ -87,6 +87,11 @@ export const errorSchema = {
   },
 } as const;
 
+/** An answer that is one named list, `{ "<name>": [item, …] }` (the employees, the clients, the locks, the controls). */
+export function listAnswer<Name extends string>(name: Name, items: object) {
+  return { type: 'object', required: [name], properties: { [name]: { type: 'array', items } } } as const;
+}
+
 export const SHARED_SCHEMAS = [userSchema, colleagueSchema, taskSchema, clientSchema, errorSchema];
 
 export const ref = (id: 'User' | 'Colleague' | 'Task' | 'Client' | 'Error') => ({ $ref: `${id}#` }) as const;

@@ -1,6 +1,7 @@
 // The admin's view of login locks (docs/rules.md#known-devices): what is locked now, and the unlock.
 import type { Lock } from '../../rate-limit/engine.ts';
 import type { ControlName } from '../../rate-limit/policy.ts';
+import { listAnswer } from '../schemas.ts';
 import type { RoutesPlugin } from '../services.ts';
 
 /** The login controls whose locks are listed, and what each one's key is shown as. */
@@ -33,11 +34,7 @@ export const adminRoutes: RoutesPlugin = async (app, { services }) => {
       tags: ['rate limits'],
       summary: 'Accounts, addresses and known devices a login control refuses now (admins only)',
       response: {
-        200: {
-          type: 'object',
-          required: ['locks'],
-          properties: { locks: { type: 'array', items: lockSchema } },
-        },
+        200: listAnswer('locks', lockSchema),
       },
     },
     handler: async () => {

@@ -1,7 +1,7 @@
 // The caller's budgets, read without spending (docs/rules.md#reading-the-budgets).
 import { DEVICE_COOKIE } from '../../auth/devices.ts';
 import { callerWith } from '../../rate-limit/policy.ts';
-import { errorResponses } from '../schemas.ts';
+import { errorResponses, listAnswer } from '../schemas.ts';
 import type { RoutesPlugin } from '../services.ts';
 
 const reportSchema = {
@@ -26,11 +26,7 @@ export const rateLimitRoutes: RoutesPlugin = async (app, { services }) => {
       tags: ['rate limits'],
       summary: "The caller's state under every control that applies to it; spends nothing",
       response: {
-        200: {
-          type: 'object',
-          required: ['controls'],
-          properties: { controls: { type: 'array', items: reportSchema } },
-        },
+        200: listAnswer('controls', reportSchema),
         // It reads the store: RATE_LIMIT_STORE_FAILURE=closed answers 503 while the store is away.
         ...errorResponses('RATE_LIMIT_STORE_UNAVAILABLE'),
       },

@@ -11,7 +11,7 @@ import {
 } from '../../tasks/task-search.ts';
 import type { BulkOutcome } from '../../tasks/tasks.ts';
 import { storingAnswer } from '../plugins/idempotency.ts';
-import { byIdParams, errorResponses, idSchema, ref } from '../schemas.ts';
+import { byIdParams, errorResponses, idSchema, listAnswer, ref } from '../schemas.ts';
 import type { RoutesPlugin } from '../services.ts';
 
 type ListQuery = TaskListQuery & { limit: number };
@@ -91,11 +91,7 @@ export const taskRoutes: RoutesPlugin = async (app, { services }) => {
       tags: ['tasks'],
       summary: 'Employees tasks can be reassigned to',
       response: {
-        200: {
-          type: 'object',
-          required: ['employees'],
-          properties: { employees: { type: 'array', items: ref('Colleague') } },
-        },
+        200: listAnswer('employees', ref('Colleague')),
       },
     },
     handler: async () => ({ employees: await tasks.assignees() }),
@@ -107,11 +103,7 @@ export const taskRoutes: RoutesPlugin = async (app, { services }) => {
       tags: ['tasks'],
       summary: 'Every client tasks belong to, sorted by name',
       response: {
-        200: {
-          type: 'object',
-          required: ['clients'],
-          properties: { clients: { type: 'array', items: ref('Client') } },
-        },
+        200: listAnswer('clients', ref('Client')),
       },
     },
     handler: async () => ({ clients: await tasks.clients() }),

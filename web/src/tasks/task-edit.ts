@@ -7,19 +7,15 @@ import {
   type TaskFields,
   type TaskPriority,
   type TaskStatus,
+  WRITABLE_FIELDS,
 } from '../../../src/client/index.ts';
 
-/** The fields a person edits, in the order the form shows them. */
-export const EDITED_FIELDS = [
-  'title',
-  'description',
-  'status',
-  'priority',
-  'dueDate',
-  'assigneeId',
+export type EditedField = (typeof WRITABLE_FIELDS)[number];
+/** The fields a person edits, in the order the form shows them: history's order, the client last. */
+export const EDITED_FIELDS: readonly EditedField[] = [
+  ...WRITABLE_FIELDS.filter((field) => field !== 'clientId'),
   'clientId',
-] as const;
-export type EditedField = (typeof EDITED_FIELDS)[number];
+];
 
 /** The form's values as its controls hold them: text, '' for "none" (no due date, unassigned). */
 export type Draft = Readonly<Record<EditedField, string>>;

@@ -24,6 +24,10 @@ interface Props {
   readonly onApply: (filters: Filters) => void;
 }
 
+const STATUS_CHOICES = TASK_STATUSES.map((status) => ({ id: status, name: STATUS_LABELS[status] }));
+const SORT_CHOICES = Object.entries(SORT_LABELS).map(([sort, name]) => ({ id: sort, name }));
+const SIZE_CHOICES = PAGE_SIZES.map((size) => ({ id: size, name: String(size) }));
+
 /** A picker's value as an id; the empty choice ("Any client", "Anyone") as no filter. */
 const toId = (value: string) => (value === '' ? undefined : Number(value));
 
@@ -96,37 +100,22 @@ export function TaskFilters({ employees, clients, applied, disabled, onApply }: 
         value={assignee}
         onChange={setAssignee}
       />
-      <div class="field">
-        <label for="filter-status">Status</label>
-        <select id="filter-status" value={status} onChange={(event) => setStatus(event.currentTarget.value)}>
-          <option value="">Any</option>
-          {TASK_STATUSES.map((value) => (
-            <option key={value} value={value}>
-              {STATUS_LABELS[value]}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div class="field">
-        <label for="filter-sort">Sort</label>
-        <select id="filter-sort" value={sort} onChange={(event) => setSort(event.currentTarget.value)}>
-          {(Object.keys(SORT_LABELS) as TaskSort[]).map((value) => (
-            <option key={value} value={value}>
-              {SORT_LABELS[value]}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div class="field">
-        <label for="filter-limit">Per page</label>
-        <select id="filter-limit" value={limit} onChange={(event) => setLimit(event.currentTarget.value)}>
-          {PAGE_SIZES.map((size) => (
-            <option key={size} value={size}>
-              {size}
-            </option>
-          ))}
-        </select>
-      </div>
+      <NamedSelect
+        id="filter-status"
+        label="Status"
+        emptyChoice="Any"
+        choices={STATUS_CHOICES}
+        value={status}
+        onChange={setStatus}
+      />
+      <NamedSelect id="filter-sort" label="Sort" choices={SORT_CHOICES} value={sort} onChange={setSort} />
+      <NamedSelect
+        id="filter-limit"
+        label="Per page"
+        choices={SIZE_CHOICES}
+        value={limit}
+        onChange={setLimit}
+      />
       <button type="submit" disabled={disabled} data-hand-off="results-title">
         Apply filters
       </button>

@@ -1,4 +1,5 @@
-// What the password rules' list and estimator cost when a password is set, and what is left once they are let go.
+// What the password rules' list and estimator cost when a password is set, and what is left once they are let
+// go.
 // Run: node --expose-gc bench/experiments/password-screening.ts
 import { mock } from 'node:test';
 

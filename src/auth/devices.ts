@@ -1,4 +1,5 @@
-// Device cookies (docs/rules.md#known-devices): a signed, versioned proof that this browser logged in to one account before.
+// Device cookies (docs/rules.md#known-devices): a signed, versioned proof that this browser logged in to one
+// account before.
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { tokensEqual } from './tokens.ts';

@@ -1,4 +1,5 @@
-// WebAuthn ceremonies (docs/rules.md#passkeys) on SimpleWebAuthn: options with single-use challenges, registration and sign-in checks.
+// WebAuthn ceremonies (docs/rules.md#passkeys) on SimpleWebAuthn: options with single-use challenges,
+// registration and sign-in checks.
 import type {
   AuthenticationResponseJSON,
   PublicKeyCredentialCreationOptionsJSON,

@@ -1,4 +1,5 @@
-// The one rule for every password an account is given (docs/rules.md#accounts): its length, not its email, not a common, guessable or breached one.
+// The one rule for every password an account is given (docs/rules.md#accounts): its length, not its email,
+// not a common, guessable or breached one.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

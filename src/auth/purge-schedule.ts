@@ -1,4 +1,5 @@
-// A purge of what has expired (sessions, security events): once at start, then every interval, never holding the process open.
+// A purge of what has expired (sessions, security events): once at start, then every interval, never holding
+// the process open.
 
 export interface PurgeSchedule {
   /** Stops the timer and waits for a purge in progress, so the database can close after it. */

@@ -1,4 +1,5 @@
-// Sessions: signed random ids in a cookie, stored server-side, served from a short local cache kept coherent across instances.
+// Sessions: signed random ids in a cookie, stored server-side, served from a short local cache kept coherent
+// across instances.
 import { createHmac } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { NewSession, SessionsRepository } from '../db/repositories/sessions.ts';

@@ -1,4 +1,5 @@
-// Route schemas compiled on a route's first use, not at start: our validators and Fastify's own serializers (BENCHMARKS.md).
+// Route schemas compiled on a route's first use, not at start: our validators and Fastify's own serializers
+// (BENCHMARKS.md).
 import SerializerSelector from '@fastify/fast-json-stringify-compiler';
 
 /**

@@ -1,4 +1,5 @@
-// The rate-limit controls' names: imports nothing, so the typed client shares this list (src/client/types.ts).
+// The rate-limit controls' names: imports nothing, so the typed client shares this list
+// (src/client/types.ts).
 
 /** The policy names, as sent in the headers and in GET /api/rate-limits (and RATE_LIMIT_SHADOW). */
 export const CONTROL_NAMES = [

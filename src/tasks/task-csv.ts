@@ -1,4 +1,5 @@
-// Tasks as CSV (docs/rules.md#export-and-import): the columns, the guard against formulas, and the export's stream.
+// Tasks as CSV (docs/rules.md#export-and-import): the columns, the guard against formulas, and the export's
+// stream.
 import { Readable } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import type { FoundTask } from '../db/repositories/task-search.ts';

@@ -1,4 +1,5 @@
-// Importing tasks from CSV (docs/rules.md#export-and-import): every row checked, then all created in one transaction, or none.
+// Importing tasks from CSV (docs/rules.md#export-and-import): every row checked, then all created in one
+// transaction, or none.
 import { parse } from 'csv-parse/sync';
 import type { Clock } from '../clock.ts';
 import type { Database, Queryable } from '../db/database.ts';

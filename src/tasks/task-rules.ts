@@ -1,4 +1,5 @@
-// The field rules of a task a JSON schema cannot say: a trimmed title, a date that exists (docs/rules.md#tasks).
+// The field rules of a task a JSON schema cannot say: a trimmed title, a date that exists
+// (docs/rules.md#tasks).
 
 import { TITLE_MAX_LENGTH, type WritableFields } from '../domain.ts';
 import { ApiError } from '../errors.ts';

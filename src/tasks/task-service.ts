@@ -1,4 +1,5 @@
-// Tasks a team runs (docs/rules.md#tasks): create, read, edit under a version, history — each change with its entry in one transaction.
+// Tasks a team runs (docs/rules.md#tasks): create, read, edit under a version, history — each change with its
+// entry in one transaction.
 import type { Clock } from '../clock.ts';
 import type { Database, Queryable } from '../db/database.ts';
 import {

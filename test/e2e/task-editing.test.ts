@@ -1,4 +1,5 @@
-// Tasks in Chromium: create one from the form, edit it, meet another person's change (412) and keep both, its history; clients.
+// Tasks in Chromium: create one from the form, edit it, meet another person's change (412) and keep both, its
+// history; clients.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it, type TestContext } from 'node:test';

@@ -1,4 +1,5 @@
-// The Tasks page's search in its address, and CSV export and import (docs/rules.md#export-and-import), in Chromium.
+// The Tasks page's search in its address, and CSV export and import (docs/rules.md#export-and-import), in
+// Chromium.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';

@@ -1,4 +1,5 @@
-// Seeded bodies for the task and client routes (docs/rules.md#tasks), mostly plausible, often broken: never a 5xx, nothing half-written, every stored task within the rules.
+// Seeded bodies for the task and client routes (docs/rules.md#tasks), mostly plausible, often broken: never a
+// 5xx, nothing half-written, every stored task within the rules.
 //
 // FUZZ_SEED picks the run, FUZZ_RUNS its length:  FUZZ_RUNS=20000 FUZZ_SEED=7 node --test test/fuzz/task-bodies.test.ts
 import assert from 'node:assert/strict';

@@ -1,4 +1,5 @@
-// Two instances of the app on one PostgreSQL and one Redis (the shipped fleet), and a browser moved between them.
+// Two instances of the app on one PostgreSQL and one Redis (the shipped fleet), and a browser moved between
+// them.
 import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.ts';

@@ -1,4 +1,5 @@
-// POST and PATCH /api/admin/clients (docs/rules.md#tasks): admins add and rename clients, names unique ignoring case, on embedded and PostgreSQL.
+// POST and PATCH /api/admin/clients (docs/rules.md#tasks): admins add and rename clients, names unique
+// ignoring case, on embedded and PostgreSQL.
 import assert from 'node:assert/strict';
 import { after, describe, it, type TestContext } from 'node:test';
 import { createTestApp, type TestApp, type TestClient } from '../helpers/app.ts';

@@ -1,4 +1,5 @@
-// The typed client's task calls against the real server on a real port: create, get with its ETag, edit under If-Match, history, clients.
+// The typed client's task calls against the real server on a real port: create, get with its ETag, edit under
+// If-Match, history, clients.
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';

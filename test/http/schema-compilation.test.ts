@@ -1,4 +1,5 @@
-// Route schemas are compiled on a route's first use (src/http/deferred-compilation.ts), and every one of them compiles.
+// Route schemas are compiled on a route's first use (src/http/deferred-compilation.ts), and every one of them
+// compiles.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { createTestApp } from '../helpers/app.ts';

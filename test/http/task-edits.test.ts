@@ -1,4 +1,5 @@
-// Tasks a team runs (docs/rules.md#tasks): create, read with its ETag, edit under If-Match, history, on embedded and PostgreSQL.
+// Tasks a team runs (docs/rules.md#tasks): create, read with its ETag, edit under If-Match, history, on
+// embedded and PostgreSQL.
 import assert from 'node:assert/strict';
 import { after, describe, it, type TestContext } from 'node:test';
 import { createTestApp, type Response, type TestApp, type TestClient } from '../helpers/app.ts';

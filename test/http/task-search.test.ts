@@ -1,4 +1,5 @@
-// Finding tasks (docs/rules.md#finding-tasks): q, filters, sorts and cursors that return each task once, on embedded and PostgreSQL.
+// Finding tasks (docs/rules.md#finding-tasks): q, filters, sorts and cursors that return each task once, on
+// embedded and PostgreSQL.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import fc from 'fast-check';

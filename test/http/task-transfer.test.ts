@@ -1,4 +1,5 @@
-// Tasks in and out as CSV (docs/rules.md#export-and-import): export format and guard, import's all-or-nothing, 413, keys, round trip, its budget; on embedded and PostgreSQL.
+// Tasks in and out as CSV (docs/rules.md#export-and-import): export format and guard, import's
+// all-or-nothing, 413, keys, round trip, its budget; on embedded and PostgreSQL.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { parse } from 'csv-parse/sync';

@@ -1,4 +1,5 @@
-// Tasks on a PostgreSQL + Redis fleet of two instances (docs/rules.md#tasks): one winner among edits racing with one ETag, one task per create key, versions and history in step.
+// Tasks on a PostgreSQL + Redis fleet of two instances (docs/rules.md#tasks): one winner among edits racing
+// with one ETag, one task per create key, versions and history in step.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { TestClient } from '../helpers/app.ts';

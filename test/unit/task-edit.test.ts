@@ -1,4 +1,5 @@
-// A task's form as plain functions (web/src/tasks/task-edit.ts): what a save sends, and the rebase after a 412.
+// A task's form as plain functions (web/src/tasks/task-edit.ts): what a save sends, and the rebase after a
+// 412.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiError, type HistoryEntry, type Task } from '../../src/client/index.ts';

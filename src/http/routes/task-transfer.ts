@@ -1,4 +1,5 @@
-// Tasks in and out as CSV (docs/rules.md#export-and-import): the export streams, the import is all or nothing.
+// Tasks in and out as CSV (docs/rules.md#export-and-import): the export streams, the import is all or
+// nothing.
 import { IMPORT_BODY_LIMIT_BYTES, IMPORT_MAX_ROWS } from '../../limits.ts';
 import { CSV_COLUMNS, exportStream } from '../../tasks/task-csv.ts';
 import { searchOf, type TaskListQuery, taskSearchQuerySchema } from '../../tasks/task-search.ts';

@@ -1,4 +1,5 @@
-// The Clients page (admins): every client, adding one, renaming one in place; a name taken is said beside its field.
+// The Clients page (admins): every client, adding one, renaming one in place; a name taken is said beside its
+// field.
 import type { Ref } from 'preact';
 import { useCallback, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { type ApiClient, type Client, isApiError } from '../../../src/client/index.ts';

@@ -1,4 +1,5 @@
-// A table of records (locks, events, people, clients): its column heads; on a narrow screen each row becomes a card.
+// A table of records (locks, events, people, clients): its column heads; on a narrow screen each row becomes
+// a card.
 import type { ComponentChildren } from 'preact';
 
 interface Props {

@@ -1,4 +1,5 @@
-// A panel of security events (the Admin page's, the Account page's activity): newest first, older ones on request.
+// A panel of security events (the Admin page's, the Account page's activity): newest first, older ones on
+// request.
 import type { ComponentChildren } from 'preact';
 import { whileBusy } from './focus-hand-off.ts';
 import type { SecurityEventsHandle } from './use-security-events.ts';

@@ -1,4 +1,5 @@
-// Where a panel says what an action did or why it failed: regions present from the start, so that their words are announced when they come.
+// Where a panel says what an action did or why it failed: regions present from the start, so that their words
+// are announced when they come.
 import type { Ref } from 'preact';
 
 /** The polite line an outcome is said in; focusable, so that a button gone with its item can hand focus here. */

@@ -1,4 +1,5 @@
-// Which page a signed-in person sees, chosen by the URL's hash: Tasks (or one task), People, Clients, Admin, Account.
+// Which page a signed-in person sees, chosen by the URL's hash: Tasks (or one task), People, Clients, Admin,
+// Account.
 import type { User } from '../../../src/client/index.ts';
 
 export type View = 'tasks' | 'people' | 'clients' | 'admin' | 'account';

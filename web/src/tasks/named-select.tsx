@@ -1,4 +1,5 @@
-// A labelled picker of named things (employees, clients, statuses, sorts), for the filter and reassignment forms.
+// A labelled picker of named things (employees, clients, statuses, sorts), for the filter and reassignment
+// forms.
 
 /** Anything listed by id and name: an employee, a client. */
 export interface Named {

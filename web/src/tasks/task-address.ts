@@ -1,4 +1,5 @@
-// The Tasks page's search in its address (`?q=invoice&sort=dueDate#tasks`): bookmarked, shared, kept by a reload.
+// The Tasks page's search in its address (`?q=invoice&sort=dueDate#tasks`): bookmarked, shared, kept by a
+// reload.
 import { TASK_STATUSES, type TaskSort, type TaskStatus } from '../../../src/client/index.ts';
 import { SORT_LABELS } from './task-wording.ts';
 

@@ -1,4 +1,5 @@
-// A task's form as plain functions: what the person changed, what someone else changed, and the rebase after a 412.
+// A task's form as plain functions: what the person changed, what someone else changed, and the rebase after
+// a 412.
 import {
   ApiError,
   type HistoryEntry,

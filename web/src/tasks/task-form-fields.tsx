@@ -1,4 +1,5 @@
-// A task's fields as a form's controls, each with its label and its refusal beside it (New task and a task's view).
+// A task's fields as a form's controls, each with its label and its refusal beside it (New task and a task's
+// view).
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { TASK_PRIORITIES, TASK_STATUSES } from '../../../src/client/index.ts';
 import { fieldErrorProps } from '../shared/field-error.ts';

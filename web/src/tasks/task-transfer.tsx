@@ -1,4 +1,5 @@
-// Export and import on the Tasks page: the list's every page as a CSV file, and a CSV file in, with its upload's progress.
+// Export and import on the Tasks page: the list's every page as a CSV file, and a CSV file in, with its
+// upload's progress.
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { fieldErrorProps } from '../shared/field-error.ts';
 import { importedSentence, importRowWords } from './task-wording.ts';

@@ -1,4 +1,5 @@
-// A task's own view (#task/42): its fields edited under If-Match, a 412 explained and applied over, its history.
+// A task's own view (#task/42): its fields edited under If-Match, a 412 explained and applied over, its
+// history.
 import type { RefObject } from 'preact';
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { type ApiClient, type HistoryEntry, isApiError, type Task } from '../../../src/client/index.ts';

@@ -1,4 +1,5 @@
-// The Tasks page: searched, filtered, paged tasks, a selection of up to 50, bulk reassignment within its budget, CSV out and in.
+// The Tasks page: searched, filtered, paged tasks, a selection of up to 50, bulk reassignment within its
+// budget, CSV out and in.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ApiClient, Task, User } from '../../../src/client/index.ts';
 import { useFocusHandOff, useFocusOnShow, whileBusy } from '../shared/focus-hand-off.ts';

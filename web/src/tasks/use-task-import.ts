@@ -1,4 +1,5 @@
-// Importing a CSV file of tasks (docs/rules.md#export-and-import): its upload's progress, then created, wrong rows or a refusal.
+// Importing a CSV file of tasks (docs/rules.md#export-and-import): its upload's progress, then created, wrong
+// rows or a refusal.
 import { useRef, useState } from 'preact/hooks';
 import {
   type ApiClient,

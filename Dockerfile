@@ -57,4 +57,4 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
 # Node itself is PID 1: no shell or npm in between to swallow SIGTERM, on which the server
 # finishes what it is answering and exits (within 10 s).
 ENTRYPOINT []
-CMD ["node", "src/server.ts"]
+CMD ["node", "--max-semi-space-size=4", "src/server.ts"]

@@ -3,6 +3,9 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import fc from 'fast-check';
+import { findTasks } from '../../src/db/repositories/task-search.ts';
+import type { TaskPosition, TaskStatus } from '../../src/domain.ts';
+import { searchOf } from '../../src/tasks/task-search.ts';
 import { createTestApp, type TestApp, type TestClient } from '../helpers/app.ts';
 import { closeTestDatabases, type DatabaseKind } from '../helpers/database.ts';
 import { assertError } from '../helpers/http.ts';
@@ -158,6 +161,39 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
       // Each sort with no filter, through every page.
       for (const sort of SORTS)
         assert.deepEqual(await walk(alice, queryOf({ sort }, 17)), expected(rows, { sort }), sort);
+    });
+
+    it('finds the same pages whether the walk of the sort fills them or the word index answers', async (t) => {
+      const testApp = await createTestApp({ database: kind });
+      t.after(testApp.close);
+      await varied(testApp);
+      const rows = await allRows(testApp);
+      const { db } = testApp.database;
+      const qFilter = filterArbitrary.filter((filter) => filter.q !== undefined);
+      // A walk of 1 row ends short of any page of 2 or more: the word index answers every page.
+      await fc.assert(
+        fc.asyncProperty(
+          qFilter,
+          fc.integer({ min: 1, max: 40 }),
+          fc.constantFrom(1, 3, 40, undefined),
+          async (filter, limit, walkRows) => {
+            const search = searchOf({
+              ...filter,
+              status: filter.status as TaskStatus[] | undefined,
+            } as Parameters<typeof searchOf>[0]);
+            const ids: number[] = [];
+            let after: TaskPosition | undefined;
+            for (let pages = 0; pages <= 250; pages++) {
+              const page = await findTasks(db, search, after, limit, walkRows);
+              ids.push(...page.map((found) => found.task.id));
+              if (page.length < limit) break;
+              after = page[page.length - 1]!.position;
+            }
+            assert.deepEqual(ids, expected(rows, filter), `walkRows ${walkRows}`);
+          },
+        ),
+        { numRuns: 40 },
+      );
     });
 
     it('never shows a task twice while others change the tasks it sorts by', async (t) => {

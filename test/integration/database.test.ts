@@ -220,7 +220,11 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
         await db.query(
           "INSERT INTO tasks (id, client_id, title, status, updated_at) VALUES (1, 2, 'Old', 'done', '2025-01-02T03:04:05Z')",
         );
-        assert.deepEqual(await migrate(db), ['015_task_fields.sql', '016_task_search.sql']);
+        assert.deepEqual(await migrate(db), [
+          '015_task_fields.sql',
+          '016_task_search.sql',
+          '017_task_words.sql',
+        ]);
         const task = await new TasksRepository(db).find(1);
         assert.deepEqual(task, {
           id: 1,
@@ -246,6 +250,8 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
           /clients_name_key/,
         );
         assert.deepEqual(await db.query('SELECT count(*)::int AS n FROM task_history'), [{ n: 0 }]);
+        // 017 gives the tasks that were there their words, which a search by words reads.
+        assert.deepEqual(await db.query("SELECT id FROM tasks WHERE words @@ 'ol:*'::tsquery"), [{ id: 1 }]);
       } finally {
         await fresh.close();
       }

@@ -27,6 +27,11 @@ export interface Database extends Queryable {
   /** Runs `work` on one dedicated connection (for session-level advisory locks). */
   withConnection<T>(work: (connection: Queryable) => Promise<T>): Promise<T>;
   /**
+   * Runs `work` on a connection of its own with no deadline on its statements: a migration over a
+   * table of a million rows takes minutes, far past DATABASE_STATEMENT_TIMEOUT (docs/operations.md).
+   */
+  withSchemaConnection<T>(work: (connection: Queryable) => Promise<T>): Promise<T>;
+  /**
    * Hears what any process announces on `channel` (`pg_notify`, delivered at commit) for as long as
    * it listens, and tells `listener.state` whether it hears them: a PostgreSQL server has a
    * connection of its own for it, opened again whenever it breaks; what was announced while it was
@@ -177,6 +182,7 @@ function wrapPglite(db: PGlite, release: () => Promise<void> = async () => {}): 
     availability: new Availability(),
     query,
     withConnection,
+    withSchemaConnection: withConnection,
     async listen(_channel, listener) {
       listener.state(true);
       return { close: async () => {} };
@@ -315,6 +321,20 @@ function openPostgres(url: string, statementTimeoutMs: number, listenProbeMs: nu
     // On a connection of its own, so that its success says which connection answered.
     query: (sql, params) => withConnection((connection) => connection.query(sql, params)),
     withConnection,
+    async withSchemaConnection(work) {
+      // Not from the pool, whose connections carry the statement deadline on both ends.
+      const client = new Pg.Client({ connectionString: url, connectionTimeoutMillis: statementTimeoutMs });
+      client.on('error', () => {}); // a broken connection fails the statement under way
+      await guarded(() => client.connect());
+      try {
+        await client.query('SET statement_timeout = 0');
+        return await work({
+          query: async (sql, params = []) => (await client.query(sql, params as unknown[])).rows,
+        });
+      } finally {
+        await client.end().catch(() => {});
+      }
+    },
     listen: (channel, listener) => listenOn(url, statementTimeoutMs, listenProbeMs, channel, listener),
     transaction: (work) => withConnection((connection) => inTransaction(connection, () => work(connection))),
     close: () => {

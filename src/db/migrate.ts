@@ -13,11 +13,13 @@ export const SCHEMA_LOCK_ID = 727_001;
 export async function migrate(
   db: Database,
   afterMigrate: (connection: Queryable) => Promise<void> = async () => {},
+  directory: URL = MIGRATIONS_DIR,
 ): Promise<string[]> {
-  const files = (await readdir(MIGRATIONS_DIR)).filter((f) => f.endsWith('.sql')).sort();
-  return db.withConnection(async (connection) => {
-    // Polled, not waited on: a wait would be one statement, cut by DATABASE_STATEMENT_TIMEOUT
-    // while another instance migrates and seeds.
+  const files = (await readdir(directory)).filter((f) => f.endsWith('.sql')).sort();
+  // No statement deadline: a migration of a large table runs as long as it needs (docs/operations.md).
+  return db.withSchemaConnection(async (connection) => {
+    // Polled, not waited on: one instance's wait would hold a statement open while another migrates
+    // and seeds.
     while (!(await tryLock(connection))) await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
     try {
       await connection.query(
@@ -28,7 +30,7 @@ export async function migrate(
       );
       const applied: string[] = [];
       for (const file of files.filter((f) => !done.has(f))) {
-        const sql = await readFile(new URL(file, MIGRATIONS_DIR), 'utf8');
+        const sql = await readFile(new URL(file, directory), 'utf8');
         await inTransaction(connection, async () => {
           await exec(connection, sql);
           await connection.query('INSERT INTO schema_migrations (name) VALUES ($1)', [file]);

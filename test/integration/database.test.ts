@@ -1,7 +1,11 @@
 // The repositories, migrations and seed against the embedded database and a real PostgreSQL.
 import assert from 'node:assert/strict';
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { after, beforeEach, describe, it } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import { DatabaseUnavailableError } from '../../src/db/availability.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { migrate, statements } from '../../src/db/migrate.ts';
 import { SessionsRepository } from '../../src/db/repositories/sessions.ts';
@@ -279,6 +283,26 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
     });
   });
 }
+
+describe('a migration longer than DATABASE_STATEMENT_TIMEOUT (PostgreSQL)', { skip: skipPostgres }, () => {
+  it('runs to its end, while the service’s own statements keep their deadline', async () => {
+    const fresh = await privateTestDatabase('postgres', { prepared: false });
+    const directory = await mkdtemp(path.join(os.tmpdir(), 'tp-migrations-'));
+    // What a migration of a large table is, in time: 017 took about 100 s on a million tasks.
+    await writeFile(path.join(directory, '001_slow.sql'), 'SELECT pg_sleep(0.6);\n');
+    const db = await openDatabase({ databaseUrl: fresh.url!, dataDir: '', databaseStatementTimeoutMs: 200 });
+    try {
+      assert.deepEqual(await migrate(db, undefined, pathToFileURL(`${directory}/`)), ['001_slow.sql']);
+      const [row] = await db.query<{ name: string }>('SELECT name FROM schema_migrations');
+      assert.equal(row?.name, '001_slow.sql');
+      await assert.rejects(db.query('SELECT pg_sleep(0.6)'), DatabaseUnavailableError);
+    } finally {
+      await db.close();
+      await fresh.close();
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('a migration split into statements', () => {
   it('splits where a line ends with a semicolon, never inside a $$-quoted function body', () => {

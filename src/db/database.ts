@@ -71,6 +71,14 @@ export async function inTransaction<T>(connection: Queryable, work: () => Promis
   }
 }
 
+/** `rows` as one array per column, in the order of `keys`: the parameters of `SELECT … FROM unnest($1, $2, …)`. */
+export function columnsOf<Row, Key extends keyof Row>(
+  rows: readonly Row[],
+  keys: readonly Key[],
+): Row[Key][][] {
+  return keys.map((key) => rows.map((row) => row[key]));
+}
+
 export interface DatabaseOptions {
   readonly databaseUrl: string | null;
   readonly dataDir: string;

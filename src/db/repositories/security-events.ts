@@ -1,7 +1,7 @@
 // Security events: batched inserts (capped per account), newest-first keyset pages, the purge.
 import type { SecurityEvent, SecurityEventType } from '../../security-event.ts';
 import { type AgedRows, deleteOlderThan, PURGE_BATCH } from '../batched-delete.ts';
-import type { Queryable } from '../database.ts';
+import { columnsOf, type Queryable } from '../database.ts';
 
 /** An event ready to store: what was reported (a part left out, null), stamped with its time and instance. */
 export interface NewSecurityEvent extends Required<SecurityEvent> {
@@ -108,15 +108,7 @@ export class SecurityEventsRepository {
          FROM unnest($1::float8[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[])
            WITH ORDINALITY AS t(at, type, control, email, address, instance, actor_id, n)
         ORDER BY email, n`,
-      [
-        events.map((e) => e.at),
-        events.map((e) => e.type),
-        events.map((e) => e.control),
-        events.map((e) => e.email),
-        events.map((e) => e.address),
-        events.map((e) => e.instance),
-        events.map((e) => e.actorId),
-      ],
+      columnsOf(events, ['at', 'type', 'control', 'email', 'address', 'instance', 'actorId']),
     );
   }
 

@@ -1,6 +1,13 @@
 // Task writes and their history: insert, the conditional update under a version, history pages, the references a task names.
-import type { FieldChange, HistoryEntry, HistorySource, Task, WritableFields } from '../../domain.ts';
-import type { Queryable } from '../database.ts';
+import {
+  type FieldChange,
+  type HistoryEntry,
+  type HistorySource,
+  type Task,
+  WRITABLE_FIELDS,
+  type WritableFields,
+} from '../../domain.ts';
+import { columnsOf, type Queryable } from '../database.ts';
 import { TASK_COLUMNS, type TaskRow, toTask } from './task-rows.ts';
 import { maySignInSql } from './users.ts';
 
@@ -212,13 +219,8 @@ export async function insertImported(
               ${field('assigneeId', 'assignee_id')})
        FROM created ORDER BY id`,
     [
-      tasks.map((t) => t.clientId),
-      tasks.map((t) => t.title),
-      tasks.map((t) => t.description),
-      tasks.map((t) => t.status),
-      tasks.map((t) => t.priority),
-      tasks.map((t) => t.dueDate),
-      tasks.map((t) => t.assigneeId),
+      // $1 to $7, in WRITABLE_FIELDS' order, as `input` names them.
+      ...columnsOf(tasks, WRITABLE_FIELDS),
       actorId,
       atMs,
     ],

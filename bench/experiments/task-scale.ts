@@ -102,6 +102,9 @@ try {
     'q=xyzzy': 'q=xyzzy',
     // Two broad words that never meet: a walk finds nothing, the word index reads both long lists.
     'q=audit+review': 'q=audit+review',
+    // Hostile: as many one-letter prefixes as 200 characters hold, and every word of the vocabulary's start.
+    'q=a+b+…+(100 one-letter words)': `q=${'abcdefghijklmnopqrstuvwxyz'.repeat(4).slice(0, 100).split('').join('+')}`,
+    'q=a+a+…+(100 times a)': `q=${Array.from({ length: 100 }, () => 'a').join('+')}`,
   };
   const latencies: Record<string, Awaited<ReturnType<typeof timed>>> = {};
   for (const [name, query] of Object.entries(lists)) {

@@ -12,6 +12,7 @@ const skipPostgres = await skipUnless('postgres');
 
 const BACKLOG = 100_000;
 const CUTOFF_MS = Date.UTC(2026, 0, 1);
+const INSERT_CHUNK = 10_000;
 
 /** The database, with every DELETE statement's count of deleted rows noted as it answers. */
 function countingDeletes(db: Queryable, deletes: number[]): Queryable {
@@ -24,15 +25,20 @@ function countingDeletes(db: Queryable, deletes: number[]): Queryable {
   };
 }
 
-/** `count` lock-started events, one a second, ending `beforeMs` before the cutoff (written by SQL: fast). */
+/**
+ * `count` lock-started events, one a second, ending `offsetMs` after the cutoff, written by SQL
+ * 10,000 a statement: each row passes the per-account cap's trigger, and one statement of 100,000
+ * could outlast the statement timeout on a loaded machine.
+ */
 async function insertEvents(db: Queryable, count: number, offsetMs: number): Promise<void> {
-  await db.query(
-    `INSERT INTO security_events (at, type, control, email, instance)
-     SELECT to_timestamp(($1::float8 + $2::float8) / 1000.0) - i * interval '1 second',
-            'lock-started', 'login-account', 'user' || i || '@example.com', 'test-1'
-       FROM generate_series(1, $3::int) AS i`,
-    [CUTOFF_MS, offsetMs, count],
-  );
+  for (let first = 1; first <= count; first += INSERT_CHUNK)
+    await db.query(
+      `INSERT INTO security_events (at, type, control, email, instance)
+       SELECT to_timestamp(($1::float8 + $2::float8) / 1000.0) - i * interval '1 second',
+              'lock-started', 'login-account', 'user' || i || '@example.com', 'test-1'
+         FROM generate_series($3::int, $4::int) AS i`,
+      [CUTOFF_MS, offsetMs, first, Math.min(count, first + INSERT_CHUNK - 1)],
+    );
 }
 
 for (const kind of ['embedded', 'postgres'] as const satisfies readonly DatabaseKind[]) {

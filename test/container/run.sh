@@ -211,7 +211,7 @@ echo 'HEALTHCHECK: healthy'
 [ "$(podman exec "$RUN_ID-app" id -u)" != 0 ] || fail 'the process runs as root'
 pid1=$(podman exec "$RUN_ID-app" sh -c 'tr "\0" " " </proc/1/cmdline; echo; grep "^Uid:" /proc/1/status')
 case "$pid1" in
-  'node src/server.ts '*'Uid:'*1000*) echo "PID 1: $pid1" | tr '\n\t' '  ' && echo ;;
+  'node --max-semi-space-size=4 src/server.ts '*'Uid:'*1000*) echo "PID 1: $pid1" | tr '\n\t' '  ' && echo ;;
   *) fail "PID 1 is not the server as the user node: $pid1" ;;
 esac
 # The page is read whole before it is searched: grep -q stops reading at the first match, and

@@ -2,18 +2,13 @@
 // Run: node bench/experiments/footprint.ts (FOOTPRINT_ROUNDS=7 for medians of 7 starts a row; a shared
 // machine moves the time to /readyz by seconds, the CPU time to it much less).
 
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../lib/ports.ts';
+import { spawnNpmStart } from '../lib/npm-start.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-/** Exactly what `npm start` runs (its environment settings included), exec'd so the pid is the server's. */
-const START = (
-  JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }
-).scripts.start;
 const DEMO = { email: 'alice@example.com', password: 'demo-password' };
 
 interface FootprintRow {
@@ -30,24 +25,8 @@ interface FootprintRow {
 
 /** Starts the server, measures, stops it. `dataDir` null means PostgreSQL at `databaseUrl`. */
 async function measureOnce(mode: string, env: Record<string, string>): Promise<FootprintRow> {
-  const port = await freePort();
-  // Another server on this machine may hold the default METRICS_PORT: the listener starts as usual, elsewhere.
-  const metricsPort = await freePort();
   const started = performance.now();
-  const child = spawn('sh', ['-c', `exec ${START}`], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      ...env,
-      PATH: `${path.join(ROOT, 'node_modules', '.bin')}${path.delimiter}${process.env.PATH}`,
-      PORT: String(port),
-      METRICS_PORT: String(metricsPort),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      NODE_ENV: '',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const { child, port } = await spawnNpmStart({ ...env, LOG_LEVEL: 'warn', NODE_ENV: '' });
   try {
     const base = `http://127.0.0.1:${port}`;
     await waitReady(base, child);

@@ -4,27 +4,21 @@
 // Run: node bench/experiments/task-scale.ts   (TASK_BENCH_DB=postgres|embedded, TASK_BENCH_N (1,000,000;
 // embedded 100,000), TASK_BENCH_IMPORT (100,000), TASK_BENCH_ADMIN_URL=postgres://postgres@127.0.0.1:5432/postgres).
 // Prints one JSON report.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { pgliteOptions } from '../../src/db/database.ts';
 import { DEMO_PASSWORD } from '../../src/db/seed.ts';
-import { freePort } from '../lib/ports.ts';
+import { spawnNpmStart } from '../lib/npm-start.ts';
 
 const EMBEDDED = process.env.TASK_BENCH_DB === 'embedded';
 const N = Number(process.env.TASK_BENCH_N ?? (EMBEDDED ? 100_000 : 1_000_000));
 const IMPORT_ROWS = Number(process.env.TASK_BENCH_IMPORT ?? 100_000);
 const ADMIN_URL = process.env.TASK_BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SAMPLES = 40;
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-/** Exactly what `npm start` runs (its environment settings included), exec'd so the pid is the server's. */
-const START = (
-  JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }
-).scripts.start;
 
 // 1,000 employees, 500 clients, N tasks spread over them, words from a small vocabulary.
 const LOAD = [
@@ -230,25 +224,14 @@ interface Server {
 
 /** `npm start`'s command in a process of its own, on a free port; resolves once /readyz answers 200. */
 async function startServer(env: Record<string, string>): Promise<Server> {
-  const port = await freePort();
-  const child = spawn('sh', ['-c', `exec ${START}`], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      ...env,
-      PATH: `${path.join(ROOT, 'node_modules', '.bin')}${path.delimiter}${process.env.PATH}`,
-      PORT: String(port),
-      // Another server on this machine may hold the default METRICS_PORT.
-      METRICS_PORT: String(await freePort()),
-      HOST: '127.0.0.1',
-      NODE_ENV: 'development',
-      SEED_DEMO: 'true',
-      SESSION_SECRET: 'task-bench-secret-task-bench-secret-0123',
-      RATE_LIMIT_AUTHENTICATED: '100000000/1m',
-      RATE_LIMIT_TASK_IMPORT: '1000/1m',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
+  const { child, port } = await spawnNpmStart({
+    ...env,
+    NODE_ENV: 'development',
+    SEED_DEMO: 'true',
+    SESSION_SECRET: 'task-bench-secret-task-bench-secret-0123',
+    RATE_LIMIT_AUTHENTICATED: '100000000/1m',
+    RATE_LIMIT_TASK_IMPORT: '1000/1m',
+    LOG_LEVEL: 'warn',
   });
   const origin = `http://127.0.0.1:${port}`;
   await waitReady(origin, child);

@@ -2,6 +2,7 @@
 // embedded and PostgreSQL.
 import assert from 'node:assert/strict';
 import { after, describe, it, type TestContext } from 'node:test';
+import type { Task } from '../../src/client/index.ts';
 import { createTestApp, type Response, type TestApp, type TestClient } from '../helpers/app.ts';
 import { closeTestDatabases, type DatabaseKind } from '../helpers/database.ts';
 import { assertError } from '../helpers/http.ts';
@@ -14,20 +15,6 @@ const TASKS = '/api/employee/tasks';
 const BOB_ID = 2;
 const ADMIN_ID = 4;
 
-interface Task {
-  id: number;
-  clientId: number;
-  title: string;
-  description: string;
-  status: string;
-  priority: string;
-  dueDate: string | null;
-  assigneeId: number | null;
-  createdAt: string;
-  createdBy: number | null;
-  updatedAt: string;
-  version: number;
-}
 interface Entry {
   id: number;
   at: string;

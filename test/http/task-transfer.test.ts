@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { parse } from 'csv-parse/sync';
+import type { Task } from '../../src/client/index.ts';
 import { createTestApp, type TestClient } from '../helpers/app.ts';
 import { closeTestDatabases, type DatabaseKind } from '../helpers/database.ts';
 import { assertError } from '../helpers/http.ts';
@@ -13,17 +14,6 @@ after(closeTestDatabases);
 const skipPostgres = await skipUnless('postgres');
 const TASKS = '/api/employee/tasks';
 const HEADER = ['id', 'client', 'title', 'description', 'status', 'priority', 'dueDate', 'assignee'];
-
-interface Task {
-  id: number;
-  clientId: number;
-  title: string;
-  description: string;
-  status: string;
-  priority: string;
-  dueDate: string | null;
-  assigneeId: number | null;
-}
 
 const importCsv = (client: TestClient, csv: string | Buffer, headers: Record<string, string> = {}) =>
   client.request({

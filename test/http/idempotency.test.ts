@@ -18,6 +18,8 @@ import { skipUnless } from '../helpers/services.ts';
 after(closeTestDatabases);
 
 const BULK_URL = '/api/employee/tasks/bulk';
+/** The route a key of a bulk reassignment is claimed on. */
+const BULK_ROUTE = `PATCH ${BULK_URL}`;
 const HOUR_MS = 3_600_000;
 const skipPostgres = await skipUnless('postgres');
 
@@ -178,6 +180,7 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
         userId: id!,
         key,
         claim: randomUUID(),
+        route: BULK_ROUTE,
         nowMs: now,
         staleBeforeMs: now - REQUEST_TIMEOUT_MS,
         expiresAtMs: now + 24 * HOUR_MS,
@@ -309,6 +312,41 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
       );
     });
 
+    it('spares no repeat of a key claimed on another route: a create’s key sent to the bulk reassignment or the import spends their budgets', async (t) => {
+      const testApp = await signedIn(t, { RATE_LIMIT_BULK: '1/15m', RATE_LIMIT_TASK_IMPORT: '1/1h' });
+      const { alice } = testApp;
+      const key = randomUUID();
+      // A create costs a unit of the generic budget, a thousand of which come every fifteen minutes.
+      const created = await alice.request({
+        method: 'POST',
+        url: '/api/employee/tasks',
+        payload: JSON.stringify({ clientId: 1, title: 'Minted key' }),
+        headers: { 'content-type': 'application/json', 'idempotency-key': key },
+      });
+      assert.equal(created.statusCode, 201);
+      const before = await taskSnapshot(testApp);
+      const reused = await bulk(alice, key, { taskIds: [1], assigneeId: 3 });
+      assertError(reused, 422, 'IDEMPOTENCY_KEY_REUSED');
+      assert.equal(remaining(reused), 0, 'charged as a new request');
+      assertRefused(
+        await bulk(alice, key, { taskIds: [1], assigneeId: 3 }),
+        'TASK_BULK_RATE_LIMIT',
+        'task-bulk',
+      );
+      const importWith = () =>
+        alice.request({
+          method: 'POST',
+          url: '/api/employee/tasks/import',
+          payload: 'client,title\nInitech,Imported\n',
+          headers: { 'content-type': 'text/csv', 'idempotency-key': key },
+        });
+      const imported = await importWith();
+      assertError(imported, 422, 'IDEMPOTENCY_KEY_REUSED');
+      assert.equal(remaining(imported), 0, 'charged as a new request');
+      assertRefused(await importWith(), 'TASK_IMPORT_RATE_LIMIT', 'task-import');
+      assert.deepEqual(await taskSnapshot(testApp), before);
+    });
+
     it('answers 400 IDEMPOTENCY_KEY_INVALID to a key that is empty, too long or not printable ASCII, charged like any 400', async (t) => {
       const testApp = await signedIn(t, { RATE_LIMIT_BULK: '10/15m' });
       const before = await taskSnapshot(testApp);
@@ -339,6 +377,7 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
         userId: id!,
         key,
         claim: randomUUID(),
+        route: BULK_ROUTE,
         nowMs: now,
         staleBeforeMs: now - REQUEST_TIMEOUT_MS,
         expiresAtMs: now + 24 * HOUR_MS,
@@ -458,6 +497,7 @@ describe('the purge of expired idempotency keys', () => {
         userId: id!,
         key,
         claim: randomUUID(),
+        route: BULK_ROUTE,
         nowMs: now - HOUR_MS,
         staleBeforeMs: 0,
         expiresAtMs,

@@ -228,6 +228,7 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
           '015_task_fields.sql',
           '016_task_search.sql',
           '017_task_words.sql',
+          '018_idempotency_key_route.sql',
         ]);
         const task = await new TasksRepository(db).find(1);
         assert.deepEqual(task, {

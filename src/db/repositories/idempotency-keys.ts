@@ -8,17 +8,27 @@ export interface KeyRef {
   readonly key: string;
 }
 
-/** The row of a key another request holds or answered, as read. */
+/**
+ * The row of a key another request holds or answered, as read. `route` is the route it was
+ * claimed on (`PATCH /api/employee/tasks/bulk`; null for a row claimed before routes were kept):
+ * a repeat is free only there.
+ */
 export type KeyHolder =
   /**
    * Another request has the key and has not answered yet (on this instance or another). `claim`
    * is null when the key changed hands under a claim twice: there is no one row to count against.
    */
-  | { readonly kind: 'in-flight'; readonly claim: string | null; readonly freeRepeats: number }
+  | {
+      readonly kind: 'in-flight';
+      readonly claim: string | null;
+      readonly route: string | null;
+      readonly freeRepeats: number;
+    }
   /** A request with the key was answered 200: its body, and its request body's fingerprint. */
   | {
       readonly kind: 'answered';
       readonly claim: string;
+      readonly route: string | null;
       readonly freeRepeats: number;
       readonly fingerprint: string;
       readonly response: string;
@@ -37,6 +47,8 @@ export interface KeyLook extends KeyRef {
 export interface ClaimRequest extends KeyLook {
   /** A random token naming this request's claim. */
   readonly claim: string;
+  /** The route of the request (method and pattern): the key's repeats are free on it alone. */
+  readonly route: string;
   /** When the mark may be purged if nothing else happens to it (now plus the TTL). */
   readonly expiresAtMs: number;
 }
@@ -51,29 +63,39 @@ export const IDEMPOTENCY_KEY_PURGE_INTERVAL_MS = 10 * 60 * 1000;
  * instance or several, and the loser reads what the winner left.
  */
 const CLAIM_SQL = `
-INSERT INTO idempotency_keys AS k (user_id, key, claim, claimed_at, expires_at)
-VALUES ($1, $2, $3, to_timestamp($4 / 1000.0), to_timestamp($6 / 1000.0))
+INSERT INTO idempotency_keys AS k (user_id, key, claim, claimed_at, expires_at, route)
+VALUES ($1, $2, $3, to_timestamp($4 / 1000.0), to_timestamp($6 / 1000.0), $7)
 ON CONFLICT (user_id, key) DO UPDATE
    SET claim = EXCLUDED.claim, claimed_at = EXCLUDED.claimed_at, expires_at = EXCLUDED.expires_at,
+       route = EXCLUDED.route,
        fingerprint = NULL, response = NULL, free_repeats = 0
  WHERE k.expires_at <= EXCLUDED.claimed_at
     OR (k.response IS NULL AND k.claimed_at <= to_timestamp($5 / 1000.0))
 RETURNING 1 AS claimed`;
 
 /** The columns a holder is made of. */
-const HOLDER_COLUMNS = 'claim, fingerprint, response, free_repeats';
+const HOLDER_COLUMNS = 'claim, route, fingerprint, response, free_repeats';
 
 interface HolderRow {
   claim: string;
+  route: string | null;
   fingerprint: string | null;
   response: string | null;
   free_repeats: number;
 }
 
 function holderOf(row: HolderRow): KeyHolder {
-  const { claim, free_repeats: freeRepeats } = row;
-  if (row.response === null || row.fingerprint === null) return { kind: 'in-flight', claim, freeRepeats };
-  return { kind: 'answered', claim, freeRepeats, fingerprint: row.fingerprint, response: row.response };
+  const { claim, route, free_repeats: freeRepeats } = row;
+  if (row.response === null || row.fingerprint === null)
+    return { kind: 'in-flight', claim, route, freeRepeats };
+  return {
+    kind: 'answered',
+    claim,
+    route,
+    freeRepeats,
+    fingerprint: row.fingerprint,
+    response: row.response,
+  };
 }
 
 /** The rows by when they expire, the oldest first. */
@@ -113,9 +135,17 @@ export class IdempotencyKeysRepository {
    * reported in flight, which a client waits out (Retry-After: 1).
    */
   async claim(request: ClaimRequest): Promise<ClaimOutcome> {
-    const { userId, key, claim, nowMs, staleBeforeMs, expiresAtMs } = request;
+    const { userId, key, claim, route, nowMs, staleBeforeMs, expiresAtMs } = request;
     for (let round = 0; round < 2; round++) {
-      const claimed = await this.db.query(CLAIM_SQL, [userId, key, claim, nowMs, staleBeforeMs, expiresAtMs]);
+      const claimed = await this.db.query(CLAIM_SQL, [
+        userId,
+        key,
+        claim,
+        nowMs,
+        staleBeforeMs,
+        expiresAtMs,
+        route,
+      ]);
       if (claimed.length > 0) return { kind: 'claimed' };
       const [held] = await this.db.query<HolderRow>(
         `SELECT ${HOLDER_COLUMNS} FROM idempotency_keys WHERE user_id = $1 AND key = $2`,
@@ -123,7 +153,7 @@ export class IdempotencyKeysRepository {
       );
       if (held) return holderOf(held);
     }
-    return { kind: 'in-flight', claim: null, freeRepeats: 0 };
+    return { kind: 'in-flight', claim: null, route: null, freeRepeats: 0 };
   }
 
   /**

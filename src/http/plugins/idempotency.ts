@@ -67,30 +67,40 @@ type KeyState =
   | HeldKey
   | Claimed;
 
-/** A key another request of the caller holds or answered: this request is a repeat. */
+/**
+ * A key another request of the caller holds or answered: this request is a repeat. Its repeats are
+ * free on the route that claimed it only: a key claimed on another route (a create's, on the
+ * generic budget) is charged here as a new request, so it cannot buy free bulk reassignments or
+ * imports.
+ */
 class HeldKey implements Repeat {
   readonly kind = 'held';
   readonly holder: KeyHolder;
   private readonly keys: IdempotencyKeysRepository;
   private readonly ref: KeyRef;
+  private readonly sameRoute: boolean;
 
-  constructor(keys: IdempotencyKeysRepository, ref: KeyRef, holder: KeyHolder) {
+  constructor(keys: IdempotencyKeysRepository, ref: KeyRef, holder: KeyHolder, route: string) {
     this.keys = keys;
     this.ref = ref;
     this.holder = holder;
+    this.sameRoute = holder.route === route;
   }
 
   get freeTaken(): number {
-    return this.holder.freeRepeats;
+    return this.sameRoute ? this.holder.freeRepeats : Number.POSITIVE_INFINITY;
   }
 
   /** One of the free repeats of the row this request found (not of a later claim of the key). */
   takeFree(free: number): Promise<boolean> {
     const { claim } = this.holder;
-    if (claim === null) return Promise.resolve(false);
+    if (claim === null || !this.sameRoute) return Promise.resolve(false);
     return this.keys.takeFreeRepeat({ ...this.ref, claim, free });
   }
 }
+
+/** The route a request's key is claimed on: its method and pattern. */
+const routeOf = (request: FastifyRequest) => `${request.method} ${request.routeOptions.url}`;
 
 /** A key this request holds: its answer goes into the transaction of its work. */
 interface Claimed {
@@ -198,7 +208,10 @@ export const idempotencyPlugin = fp<IdempotencyPluginOptions>(
       const ref = { userId: user.id, key: sent };
       const now = clock.now();
       keys.find({ ...ref, nowMs: now, staleBeforeMs: now - REQUEST_TIMEOUT_MS }).then((holder) => {
-        states.set(request, holder === null ? { kind: 'free', ref } : new HeldKey(keys, ref, holder));
+        states.set(
+          request,
+          holder === null ? { kind: 'free', ref } : new HeldKey(keys, ref, holder, routeOf(request)),
+        );
         done();
       }, done);
     };
@@ -216,15 +229,17 @@ export const idempotencyPlugin = fp<IdempotencyPluginOptions>(
     ): Promise<KeyState> => {
       const claim = randomUUID();
       const now = clock.now();
+      const route = routeOf(request);
       const outcome = await keys.claim({
         ...ref,
         claim,
+        route,
         nowMs: now,
         staleBeforeMs: now - REQUEST_TIMEOUT_MS,
         expiresAtMs: now + ttlMs,
       });
       if (outcome.kind !== 'claimed') {
-        const held = new HeldKey(keys, ref, outcome);
+        const held = new HeldKey(keys, ref, outcome, route);
         await settleLateRepeat(request, reply, held);
         return held;
       }

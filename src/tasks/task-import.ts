@@ -151,7 +151,8 @@ async function checkRows(
     const description = cells.description ?? '';
     const dueDate = cells.dueDate?.trim() || null;
     if (title.trim() === '') wrong('title', 'REQUIRED', 'A task needs a title.');
-    if (description.length > DESCRIPTION_MAX_LENGTH)
+    // Characters as a create counts them (code points): only a text longer in UTF-16 units can be too long.
+    if (description.length > DESCRIPTION_MAX_LENGTH && [...description].length > DESCRIPTION_MAX_LENGTH)
       wrong('description', 'INVALID', `A description is at most ${DESCRIPTION_MAX_LENGTH} characters.`);
     // The field rules of a create, each broken one named by its column.
     let checked = { title: title.trim(), description, dueDate };

@@ -175,6 +175,29 @@ for (const kind of ['embedded', 'postgres'] as const satisfies readonly Database
       assert.deepEqual(counts, { tasks: 2500, entries: 2500, ordered: true });
     });
 
+    it('counts a description in characters as a create does: 10,000 emoji export and import back, 10,001 are refused', async (t) => {
+      const { alice } = await setUp(t);
+      const description = '😀'.repeat(10_000);
+      const created = await alice.request({
+        method: 'POST',
+        url: TASKS,
+        payload: JSON.stringify({ clientId: 3, title: 'Emoji wall', description }),
+        headers: { 'content-type': 'application/json' },
+      });
+      assert.equal(created.statusCode, 201, created.body);
+      const exported = (await alice.get(`${TASKS}/export?q=emoji`)).body;
+      const response = await importCsv(alice, exported);
+      assert.equal(response.statusCode, 201, response.body);
+      assert.deepEqual(response.json(), { created: 1 });
+      const copies = (await allTasks(alice)).filter((task) => task.title === 'Emoji wall');
+      assert.deepEqual(
+        copies.map((task) => task.description.length),
+        [20_000, 20_000],
+      );
+      const tooLong = await importCsv(alice, `client,title,description\nInitech,Wall,${description}😀\n`);
+      assertError(tooLong, 422, 'IMPORT_INVALID');
+    });
+
     it('refuses a file with any wrong row: 422 by spreadsheet line and column, nothing created', async (t) => {
       const { alice } = await setUp(t);
       const count = (await allTasks(alice)).length;

@@ -31,7 +31,7 @@ fail() {
 for tool in podman podman-compose runc debootstrap; do
   command -v "$tool" >/dev/null || fail "$tool is not installed (Debian packages podman, podman-compose, runc, debootstrap)"
 done
-[ -x /usr/bin/chromium ] || fail 'Chromium is not installed (Debian package chromium): a browser signs in through the fleet'
+[ -x /usr/bin/chromium-headless-shell ] || fail 'Chromium is not installed (Debian package chromium-headless-shell): a browser signs in through the fleet'
 [ "$(id -u)" = 0 ] || fail 'podman with runc and cgroupfs needs root here'
 
 # Everything of this run: a private folder, a name prefix for containers, volumes and the network.

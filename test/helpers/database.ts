@@ -92,9 +92,9 @@ const resetter = (db: Database) => async () => {
 };
 
 async function openEmbedded(prepared = true): Promise<TestDatabase> {
-  const pglite = prepared ? await migratedPglite() : await bootPglite();
+  const pglite = prepared ? await preparedPglite() : await bootPglite();
   const db = await openDatabase({ databaseUrl: null, dataDir: '', pglite });
-  // migrate() finds nothing pending on the image and seeds, as on a fresh database.
+  // On the image migrate() finds nothing pending and nothing to seed, as a start on an existing database.
   if (prepared) await prepare(db);
   return { kind: 'embedded', db, url: null, reset: resetter(db), close: () => pglite.close() };
 }
@@ -107,20 +107,22 @@ async function bootPglite(loadDataDir?: Blob): Promise<PGlite> {
 }
 
 const MIGRATE = fileURLToPath(new URL('../../src/db/migrate.ts', import.meta.url));
+const SEED = fileURLToPath(new URL('../../src/db/seed.ts', import.meta.url));
 const MIGRATIONS = fileURLToPath(new URL('../../src/db/migrations/', import.meta.url));
 const IMAGES = fileURLToPath(new URL('../../node_modules/.cache/test-databases/', import.meta.url));
 
 /**
- * An in-memory PGlite with every migration applied. Each test file used to run initdb and the
- * migrations itself (seconds of CPU, times every file); the first file after a change of the
- * migrations or of PGlite saves the result as an image, which later files load in a fraction of
- * that. The image is named after what made it, so a stale one is never loaded.
+ * An in-memory PGlite migrated and seeded as a test file's database starts. Each test file used to
+ * run initdb, the migrations and the seed itself (seconds of CPU, times every file); the first file
+ * after a change of the migrations, the seed or PGlite saves the result as an image, which later
+ * files load in a fraction of that. The image is named after what made it, so a stale one is never
+ * loaded.
  */
-async function migratedPglite(): Promise<PGlite> {
-  const image = join(IMAGES, `migrated-${await imageKey()}.tar`);
+async function preparedPglite(): Promise<PGlite> {
+  const image = join(IMAGES, `prepared-${await imageKey()}.tar`);
   if (existsSync(image)) return bootPglite(new Blob([await readFile(image)]));
   const pglite = await bootPglite();
-  await migrate(await openDatabase({ databaseUrl: null, dataDir: '', pglite }));
+  await prepare(await openDatabase({ databaseUrl: null, dataDir: '', pglite }));
   const dump = Buffer.from(await (await pglite.dumpDataDir('none')).arrayBuffer());
   // Written beside and renamed into place: files starting at once never read half an image.
   await mkdir(IMAGES, { recursive: true });
@@ -128,17 +130,18 @@ async function migratedPglite(): Promise<PGlite> {
   await writeFile(partial, dump);
   await rename(partial, image);
   for (const old of await readdir(IMAGES))
-    if (old.startsWith('migrated-') && old.endsWith('.tar') && join(IMAGES, old) !== image)
-      await rm(join(IMAGES, old), { force: true });
+    if (old.endsWith('.tar') && join(IMAGES, old) !== image) await rm(join(IMAGES, old), { force: true });
   return pglite;
 }
 
-/** What the image depends on: PGlite's version, the code that migrates, every migration's name and text. */
 async function imageKey(): Promise<string> {
   const hash = createHash('sha256');
   const pgliteManifest = findPackageJSON('@electric-sql/pglite', import.meta.url);
   hash.update(JSON.parse(await readFile(pgliteManifest!, 'utf8')).version);
-  hash.update(await readFile(MIGRATE));
+  hash
+    .update(await readFile(MIGRATE))
+    .update(await readFile(SEED))
+    .update(`${TEST_PASSWORD_HASH_COST}`);
   for (const file of (await readdir(MIGRATIONS)).sort())
     hash.update(`\0${file}\0`).update(await readFile(join(MIGRATIONS, file)));
   return hash.digest('hex').slice(0, 16);

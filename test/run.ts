@@ -4,9 +4,8 @@
 // Why not `node --test` itself: it sorts the files by name, which left the longest files
 // (test/process) to the end, the longest of them running alone for the suite's last 20 s. Here the
 // directories of long files come first, and in each the larger files (more to run) first. Three at
-// a time: two kept the two cores a third idle while files waited on servers, browsers and real
-// time (315 s against 277 s here for the same files). Run one file:
-// node_modules/.bin/node --test test/http/bulk.test.ts
+// a time: two left the two cores a third idle while files waited on servers, browsers and real
+// time. Run one file: node_modules/.bin/node --test test/http/bulk.test.ts
 import { exec } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { glob } from 'node:fs/promises';
@@ -20,9 +19,8 @@ const CONCURRENCY = 3;
  * A test file lives seconds: V8's optimising compilers cost it more CPU in the background than
  * they win back. The embedded database's WebAssembly stays on the baseline compiler (each file
  * boots PGlite once), JavaScript stops at Maglev, and a larger young generation collects less
- * often. Two files at a time here: the HTTP files 141 s -> 100 s with the first (CPU 258 -> 181
- * s), -> 90 s (161 s) with all three; the browser and integration files 137 -> 112 s (CPU 179 ->
- * 139 s). The servers and command lines the tests start run as they ship.
+ * often (the figures are in the commits that chose them). The servers and command lines the tests
+ * start run as they ship.
  */
 const EXEC_ARGV = ['--liftoff-only', '--max-opt=2', '--max-semi-space-size=16'];
 /** Directories whose files take longest, first; any other directory comes after them. */

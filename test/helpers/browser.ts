@@ -15,9 +15,8 @@ import { servicesRequired } from './services.ts';
 
 /**
  * Debian's Chromium headless shell (package chromium-headless-shell): the same Blink and V8 as the
- * full browser without its window layers, what Playwright itself runs for a headless browser. It
- * took a quarter less CPU than the full browser over the browser files (their 42 tests: 105 s → 68
- * s, two files at a time). TEST_CHROMIUM names another build to run them in (`/usr/bin/chromium`).
+ * full browser without its window layers, what Playwright itself runs for a headless browser, and
+ * cheaper to run. TEST_CHROMIUM names another build to run the tests in (`/usr/bin/chromium`).
  */
 export const CHROMIUM = process.env.TEST_CHROMIUM ?? '/usr/bin/chromium-headless-shell';
 
